@@ -1,0 +1,122 @@
+import { z } from 'zod';
+
+/** Splits a comma-separated variable into trimmed, non-empty items. */
+const commaList = z
+  .string()
+  .optional()
+  .transform((value) => (value ?? '').split(',').map((item) => item.trim()).filter(Boolean));
+
+const optionalSecret = z
+  .string()
+  .optional()
+  .transform((value) => (value && value.trim() !== '' ? value.trim() : undefined));
+
+const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+// One schema per concern; each reads only its own variables.
+const httpSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  DOCS_URL: z.url().optional(),
+  PUBLIC_URL: z.url().optional(),
+  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
+  TRUST_PROXY: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true'),
+});
+
+const storesSchema = z.object({
+  DATABASE_URL: z.string().min(1).default('postgresql://postgres@127.0.0.1:5432/postgres'),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  REDIS_URL: z.string().min(1).default('redis://127.0.0.1:6379'),
+});
+
+const authSchema = z.object({
+  ADMIN_TOKEN: optionalSecret,
+  INGEST_TOKEN: commaList,
+  /** How long a validated API key may be trusted without asking the database. */
+  API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(1000).default(1000),
+});
+
+const mailSchema = z.object({
+  SMTP_URL: optionalSecret,
+  MAIL_FROM: z.string().min(3).default('alerts@localhost'),
+  OUTBOX_DIR: z.string().min(1).default('outbox'),
+});
+
+const loggingSchema = z.object({
+  LOG_LEVEL: logLevel.default('info'),
+});
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export interface Config {
+  http: {
+    port: number;
+    host: string;
+    /** The `solution` link of error bodies; the service's own /docs when unset. */
+    docsUrl: string | undefined;
+    publicUrl: string | undefined;
+    bodyLimitBytes: number;
+    trustProxy: boolean;
+  };
+  databaseUrl: string;
+  databasePoolSize: number;
+  redisUrl: string;
+  adminToken: string | undefined;
+  ingestTokens: string[];
+  apiKeyCacheMs: number;
+  mail: { smtpUrl: string | undefined; from: string; outboxDir: string };
+  logLevel: z.infer<typeof logLevel>;
+}
+
+function parse<T extends z.ZodType>(schema: T, env: NodeJS.ProcessEnv): z.infer<T> {
+  const result = schema.safeParse(env);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n${problems.join('\n')}`);
+  }
+  return result.data;
+}
+
+/** Reads the configuration once; bad values fail fast with every problem named. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const issues: string[] = [];
+  const attempt = <T extends z.ZodType>(schema: T): z.infer<T> | undefined => {
+    try {
+      return parse(schema, env);
+    } catch (error) {
+      issues.push((error as Error).message.replace('Invalid configuration:\n', ''));
+      return undefined;
+    }
+  };
+  const http = attempt(httpSchema);
+  const stores = attempt(storesSchema);
+  const auth = attempt(authSchema);
+  const mail = attempt(mailSchema);
+  const logging = attempt(loggingSchema);
+  if (!http || !stores || !auth || !mail || !logging) {
+    throw new ConfigError(`Invalid configuration:\n${issues.join('\n')}`);
+  }
+  return {
+    http: {
+      port: http.PORT,
+      host: http.HOST,
+      docsUrl: http.DOCS_URL,
+      publicUrl: http.PUBLIC_URL,
+      bodyLimitBytes: http.BODY_LIMIT_BYTES,
+      trustProxy: http.TRUST_PROXY,
+    },
+    databaseUrl: stores.DATABASE_URL,
+    databasePoolSize: stores.DATABASE_POOL_SIZE,
+    redisUrl: stores.REDIS_URL,
+    adminToken: auth.ADMIN_TOKEN,
+    ingestTokens: auth.INGEST_TOKEN,
+    apiKeyCacheMs: auth.API_KEY_CACHE_MS,
+    mail: { smtpUrl: mail.SMTP_URL, from: mail.MAIL_FROM, outboxDir: mail.OUTBOX_DIR },
+    logLevel: logging.LOG_LEVEL,
+  };
+}

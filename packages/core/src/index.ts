@@ -1,0 +1,3 @@
+export * from './scopes';
+export * from './conditions';
+export * from './schedule';

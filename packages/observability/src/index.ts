@@ -1,0 +1,1 @@
+export { createLogger, redactPaths, type Logger } from './logger';

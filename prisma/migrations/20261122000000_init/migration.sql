@@ -14,8 +14,8 @@ CREATE TABLE "organizations" (
     "rate_limit_per_minute" INTEGER NOT NULL DEFAULT 300,
     "monthly_quota" INTEGER NOT NULL DEFAULT 1000,
     "default_api_key_id" UUID,
-    "created_at" TIMESTAMPTZ(6) NOT NULL DEFAULT CURRENT_TIMESTAMP,
-    "updated_at" TIMESTAMPTZ(6) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
 
     CONSTRAINT "organizations_pkey" PRIMARY KEY ("id")
 );
@@ -26,7 +26,7 @@ CREATE TABLE "team_members" (
     "organization_id" UUID NOT NULL,
     "email" VARCHAR(320) NOT NULL,
     "name" VARCHAR(255),
-    "created_at" TIMESTAMPTZ(6) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
 
     CONSTRAINT "team_members_pkey" PRIMARY KEY ("id")
 );
@@ -38,8 +38,8 @@ CREATE TABLE "api_keys" (
     "name" VARCHAR(255) NOT NULL,
     "key_hash" CHAR(64) NOT NULL,
     "key_prefix" VARCHAR(8) NOT NULL,
-    "created_at" TIMESTAMPTZ(6) NOT NULL DEFAULT CURRENT_TIMESTAMP,
-    "updated_at" TIMESTAMPTZ(6) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
 
     CONSTRAINT "api_keys_pkey" PRIMARY KEY ("id")
 );
@@ -55,8 +55,8 @@ CREATE TABLE "notification_rules" (
     "delivery_hour" SMALLINT,
     "delivery_day_of_week" SMALLINT,
     "enabled" BOOLEAN NOT NULL DEFAULT true,
-    "added_date" TIMESTAMPTZ(6) NOT NULL DEFAULT CURRENT_TIMESTAMP,
-    "last_update_date" TIMESTAMPTZ(6) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "added_date" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "last_update_date" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
 
     CONSTRAINT "notification_rules_pkey" PRIMARY KEY ("id")
 );

@@ -1,0 +1,34 @@
+import { Redis } from 'ioredis';
+import type { Config } from '@notify/config';
+import { createDatabase, type Database } from '@notify/db';
+import { createLogger, type Logger } from '@notify/observability';
+
+/** What the HTTP app needs from the outside world, built once per process. */
+export interface AppDeps {
+  config: Config;
+  db: Database;
+  redis: Redis;
+  logger: Logger;
+}
+
+export function createRedis(url: string, name: string): Redis {
+  return new Redis(url, {
+    connectionName: name,
+    // Answer fast when Redis is away instead of queueing requests behind it.
+    maxRetriesPerRequest: 1,
+    enableAutoPipelining: true,
+    lazyConnect: false,
+  });
+}
+
+export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): AppDeps {
+  const logger = overrides.logger ?? createLogger({ level: config.logLevel, name: 'api' });
+  const db = overrides.db ?? createDatabase({ url: config.databaseUrl, poolSize: config.databasePoolSize });
+  const redis = overrides.redis ?? createRedis(config.redisUrl, 'notify-api');
+  redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
+  return { config, db, redis, logger };
+}
+
+export async function closeDeps(deps: AppDeps): Promise<void> {
+  await Promise.allSettled([deps.db.close(), deps.redis.quit()]);
+}

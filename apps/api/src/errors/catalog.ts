@@ -1,0 +1,51 @@
+/**
+ * Every error the HTTP API answers with, defined once (product decisions §1).
+ * Gateway errors have the `{message, request_id}` body of the API gateway the
+ * platform runs behind; application errors the `{code, details, parameters, solution}` body.
+ */
+export const gatewayErrors = {
+  missingApiKey: { status: 401, message: 'No API key found in request' },
+  invalidApiKey: { status: 401, message: 'Unauthorized' },
+  planForbidden: { status: 403, message: 'You cannot consume this service' },
+  noRoute: { status: 404, message: 'no Route matched with those values' },
+  rateLimited: { status: 429, message: 'API rate limit exceeded' },
+  quotaExceeded: { status: 429, message: 'API quota exceeded' },
+} as const;
+
+export const applicationErrors = {
+  validation: { status: 400, code: 10400, details: null },
+  badRequest: { status: 400, code: 10400, details: 'The request could not be understood.' },
+  notFound: { status: 404, code: 10404, details: 'Not found.' },
+  conflict: { status: 409, code: 10409, details: 'The request conflicts with the current state.' },
+  payloadTooLarge: { status: 413, code: 10413, details: 'The request body is too large.' },
+  unsupportedMediaType: { status: 415, code: 10415, details: 'Unsupported media type. Send Content-Type: application/json.' },
+  internal: { status: 500, code: 10500, details: 'An unexpected error occurred. Please try again later.' },
+  unavailable: { status: 503, code: 10503, details: 'The service is temporarily unavailable. Please try again later.' },
+} as const;
+
+export type GatewayErrorName = keyof typeof gatewayErrors;
+export type ApplicationErrorName = keyof typeof applicationErrors;
+
+/** Thrown by hooks to answer with a gateway error; extra headers ride along. */
+export class GatewayError extends Error {
+  readonly statusCode: number;
+  constructor(
+    readonly kind: GatewayErrorName,
+    readonly headers: Record<string, string | number> = {},
+  ) {
+    super(gatewayErrors[kind].message);
+    this.statusCode = gatewayErrors[kind].status;
+  }
+}
+
+/** Markdown table of the catalog, for the API documentation. */
+export function describeErrorCatalog(): string {
+  const gateway = Object.values(gatewayErrors).map((e) => `| ${e.status} | gateway | \`${e.message}\` |`);
+  const application = Object.values(applicationErrors).map((e) => `| ${e.status} | ${e.code} | ${e.details ?? 'one entry per offending input in `parameters`'} |`);
+  return [
+    '| status | code | message / details |',
+    '|---|---|---|',
+    ...gateway,
+    ...new Set(application),
+  ].join('\n');
+}

@@ -1,0 +1,155 @@
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import rateLimit from '@fastify/rate-limit';
+import type { Redis } from 'ioredis';
+import { isWellFormedApiKey } from '@notify/core';
+import type { KeyPrincipal, PlanGroup } from '@notify/db';
+import { GatewayError } from '../errors/catalog';
+import type { KeyCache } from './key-cache';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Who may call the route: customers' API keys, operators, scanners, or anyone. */
+    auth?: 'apikey' | 'admin' | 'ingest' | 'public';
+    /** The plan group an API key's organization needs (product decisions §2). */
+    group?: PlanGroup;
+    /** Whether a call counts against the key's monthly quota. */
+    quota?: boolean;
+  }
+  interface FastifyRequest {
+    principal: KeyPrincipal | null;
+  }
+}
+
+export interface AuthPluginOptions {
+  keyCache: KeyCache;
+  redis: Redis;
+  adminToken: string | undefined;
+  ingestTokens: string[];
+}
+
+const KEY_CHALLENGE = { 'www-authenticate': 'Key' };
+const MONTH_MS = 32 * 24 * 3600 * 1000;
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
+
+/** Compares secrets in constant time (hashing first evens out their lengths). */
+function sameSecret(presented: string, expected: string): boolean {
+  return timingSafeEqual(digest(presented), digest(expected));
+}
+
+function bearer(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (typeof header !== 'string') return undefined;
+  const match = /^Bearer\s+(.+)$/i.exec(header.trim());
+  return match?.[1];
+}
+
+function monthOf(now: Date): string {
+  return `${now.getUTCFullYear()}-${String(now.getUTCMonth() + 1).padStart(2, '0')}`;
+}
+
+async function authPlugin(app: FastifyInstance, options: AuthPluginOptions): Promise<void> {
+  app.decorateRequest('principal', null);
+
+  // The plugin's Redis store keeps the counters, so every instance shares them.
+  // A Redis outage lets requests through rather than failing the API with it.
+  await app.register(rateLimit, { global: false, redis: options.redis, nameSpace: 'notify:rl:', skipOnError: true });
+  const principalOf = (request: FastifyRequest) => request.principal as KeyPrincipal;
+  const perSecond = app.createRateLimit({
+    keyGenerator: (request) => `${principalOf(request).keyId}:s`,
+    max: async (request) => principalOf(request).plan.rateLimitPerSecond,
+    timeWindow: 1000,
+  });
+  const perMinute = app.createRateLimit({
+    keyGenerator: (request) => `${principalOf(request).keyId}:m`,
+    max: async (request) => principalOf(request).plan.rateLimitPerMinute,
+    timeWindow: 60_000,
+  });
+  const perMonth = app.createRateLimit({
+    keyGenerator: (request) => `${principalOf(request).keyId}:q:${monthOf(new Date())}`,
+    max: async (request) => principalOf(request).plan.monthlyQuota,
+    timeWindow: MONTH_MS,
+  });
+
+  async function authenticateKey(request: FastifyRequest): Promise<KeyPrincipal> {
+    const raw = request.headers.apikey;
+    const key = Array.isArray(raw) ? raw[0] : raw;
+    if (key === undefined || key.trim() === '') throw new GatewayError('missingApiKey', KEY_CHALLENGE);
+    if (!isWellFormedApiKey(key.trim())) throw new GatewayError('invalidApiKey', KEY_CHALLENGE);
+    const principal = await options.keyCache.resolve(key.trim());
+    if (!principal) throw new GatewayError('invalidApiKey', KEY_CHALLENGE);
+    return principal;
+  }
+
+  type Window = Extract<Awaited<ReturnType<typeof perSecond>>, { isAllowed: false }>;
+  // No allow-list is configured, so every answer is a counted window.
+  const counted = (result: Awaited<ReturnType<typeof perSecond>>): Window | undefined => (result.isAllowed ? undefined : result);
+
+  async function limit(request: FastifyRequest, reply: FastifyReply, quota: boolean): Promise<void> {
+    const [second, minute, month] = await Promise.all([
+      perSecond(request).then(counted),
+      perMinute(request).then(counted),
+      quota ? perMonth(request).then(counted) : Promise.resolve(undefined),
+    ]);
+    const { plan } = principalOf(request);
+    reply.header('ratelimit-policy', `${plan.rateLimitPerSecond};w=1, ${plan.rateLimitPerMinute};w=60`);
+    // The window closest to its limit is the one the client needs to know about.
+    const windows = [second, minute].filter((window): window is Window => window !== undefined && window.ttl > 0);
+    const tighter = windows.sort((a, b) => a.remaining / a.max - b.remaining / b.max)[0];
+    if (tighter) {
+      reply.header('ratelimit-limit', tighter.max);
+      reply.header('ratelimit-remaining', tighter.remaining);
+      reply.header('ratelimit-reset', tighter.ttlInSeconds);
+    }
+    for (const window of windows) {
+      if (window.isExceeded) {
+        const retryAfter = Math.max(1, window.ttlInSeconds);
+        throw new GatewayError('rateLimited', { 'retry-after': retryAfter, 'ratelimit-limit': window.max, 'ratelimit-remaining': 0, 'ratelimit-reset': retryAfter });
+      }
+    }
+    if (month && month.ttl > 0) {
+      reply.header('x-ratelimit-limit-month', month.max);
+      reply.header('x-ratelimit-remaining-month', month.remaining);
+      if (month.isExceeded) throw new GatewayError('quotaExceeded', { 'retry-after': Math.max(1, month.ttlInSeconds) });
+    }
+  }
+
+  app.addHook('onRequest', async (request, reply) => {
+    const config = request.routeOptions.config;
+    switch (config?.auth) {
+      case 'apikey': {
+        const principal = await authenticateKey(request);
+        if (config.group && !principal.plan.groups.includes(config.group)) throw new GatewayError('planForbidden');
+        request.principal = principal;
+        await limit(request, reply, config.quota === true);
+        return;
+      }
+      case 'admin': {
+        const token = bearer(request);
+        if (!options.adminToken || !token || !sameSecret(token, options.adminToken)) {
+          throw new GatewayError('invalidApiKey', { 'www-authenticate': 'Bearer realm="admin"' });
+        }
+        return;
+      }
+      case 'ingest': {
+        const token = bearer(request);
+        if (!token || !options.ingestTokens.some((expected) => sameSecret(token, expected))) {
+          throw new GatewayError('invalidApiKey', { 'www-authenticate': 'Bearer realm="ingest"' });
+        }
+        return;
+      }
+      case 'public':
+        return;
+      default:
+        // Deny by default: an API route that forgot to say who may call it is closed, not open.
+        if (/^\/(v1|admin)(\/|$)/.test(request.routeOptions.url ?? '')) throw new GatewayError('noRoute');
+        return;
+    }
+  });
+}
+
+export default fp(authPlugin, { name: 'auth', dependencies: ['errors'] });

@@ -1,0 +1,72 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { Conflict, NotFound, ValidationFailed, type FieldIssue } from '@notify/core';
+import { applicationErrors, GatewayError, gatewayErrors, type ApplicationErrorName } from '../errors/catalog';
+import { schemaErrorsToIssues, type SchemaError } from '../errors/validation-messages';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Required body fields reported only once the other required fields are present. */
+    deferRequired?: readonly string[];
+  }
+}
+
+export interface ErrorPluginOptions {
+  docsUrl: string;
+}
+
+export function sendGateway(reply: FastifyReply, request: FastifyRequest, error: GatewayError): FastifyReply {
+  reply.headers(error.headers);
+  return reply
+    .code(error.statusCode)
+    .type('application/json; charset=utf-8')
+    .send({ message: gatewayErrors[error.kind].message, request_id: request.id });
+}
+
+function applicationBody(name: ApplicationErrorName, docsUrl: string, details?: string | null, parameters: FieldIssue[] = []) {
+  const entry = applicationErrors[name];
+  return { code: entry.code, details: details === undefined ? entry.details : details, parameters, solution: docsUrl };
+}
+
+const FASTIFY_CODES: Record<string, ApplicationErrorName> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'payloadTooLarge',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupportedMediaType',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'badRequest',
+};
+
+/** One place that turns any thrown error into the bodies of product decisions §1. */
+async function errorsPlugin(app: FastifyInstance, options: ErrorPluginOptions): Promise<void> {
+  const { docsUrl } = options;
+  const send = (reply: FastifyReply, name: ApplicationErrorName, details?: string | null, parameters?: FieldIssue[]) =>
+    reply.code(applicationErrors[name].status).type('application/json; charset=utf-8').send(applicationBody(name, docsUrl, details, parameters));
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof GatewayError) return sendGateway(reply, request, error);
+    if (error.validation) {
+      const deferred = request.routeOptions.config?.deferRequired ?? [];
+      const issues = schemaErrorsToIssues(error.validation as unknown as SchemaError[], error.validationContext === 'body' ? deferred : []);
+      return send(reply, 'validation', null, issues);
+    }
+    if (error instanceof ValidationFailed) return send(reply, 'validation', null, error.parameters);
+    if (error instanceof NotFound) return send(reply, 'notFound', error.details);
+    if (error instanceof Conflict) return send(reply, 'conflict', error.details);
+    if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
+      return send(reply, 'validation', null, [{ param: 'body', details: [`JSON parse error - ${error.message}`] }]);
+    }
+    const known = error.code ? FASTIFY_CODES[error.code] : undefined;
+    if (known) return send(reply, known);
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      request.log.info({ err: error }, 'client error');
+      return reply.code(status).type('application/json; charset=utf-8').send({ code: 10000 + status, details: error.message, parameters: [], solution: docsUrl });
+    }
+    // Never a stack trace or SQL in a body: the details stay in the log, under this request's id.
+    request.log.error({ err: error }, 'unhandled error');
+    const unavailable = /ECONNREFUSED|ETIMEDOUT|Connection terminated|connect ECONN|Can't reach database/i.test(String(error.message));
+    return send(reply, unavailable ? 'unavailable' : 'internal');
+  });
+
+  app.setNotFoundHandler((request, reply) => sendGateway(reply, request, new GatewayError('noRoute')));
+}
+
+export default fp(errorsPlugin, { name: 'errors' });

@@ -1,0 +1,155 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import {
+  addMember,
+  createOrganization,
+  deleteKey,
+  generateKey,
+  getOrganization,
+  listKeys,
+  listMembers,
+  listOrganizations,
+  removeMember,
+  updateKey,
+  updateOrganization,
+  type ApiKeyInfo,
+  type Organization as OrganizationRecord,
+  type OrganizationInput,
+  type TeamMember,
+} from '@notify/db';
+import type { AppDeps } from '../../deps';
+import { announceInvalidation, type KeyCache } from '../../plugins/key-cache';
+import { applicationRef, gatewayRef } from '../../schemas/common';
+import {
+  ApiKey,
+  GeneratedApiKey,
+  KeyCreate,
+  KeyParams,
+  KeyPatch,
+  Member,
+  MemberCreate,
+  MemberParams,
+  Organization,
+  OrganizationCreate,
+  OrganizationPatch,
+  OrgParams,
+} from './schemas';
+
+export function organizationJson(org: OrganizationRecord) {
+  return {
+    id: org.id,
+    name: org.name,
+    timezone: org.timezone,
+    plan: {
+      groups: org.plan.groups,
+      rate_limit_per_second: org.plan.rateLimitPerSecond,
+      rate_limit_per_minute: org.plan.rateLimitPerMinute,
+      monthly_quota: org.plan.monthlyQuota,
+    },
+    default_api_key_id: org.defaultApiKeyId,
+    added_date: org.createdAt.toISOString(),
+    last_update_date: org.updatedAt.toISOString(),
+  };
+}
+
+export function memberJson(member: TeamMember) {
+  return { team_member_uuid: member.id, email: member.email, name: member.name, added_date: member.createdAt.toISOString() };
+}
+
+export function keyJson(key: ApiKeyInfo) {
+  return { id: key.id, name: key.name, prefix: key.prefix, is_default: key.isDefault, added_date: key.createdAt.toISOString() };
+}
+
+interface PlanBody {
+  groups?: Array<'platform' | 'lookup' | 'easm'>;
+  rate_limit_per_second?: number;
+  rate_limit_per_minute?: number;
+  monthly_quota?: number;
+}
+
+function organizationInput(body: { name?: string; timezone?: string; plan?: PlanBody }): OrganizationInput {
+  return {
+    name: body.name,
+    timezone: body.timezone,
+    plan: body.plan && {
+      groups: body.plan.groups,
+      rateLimitPerSecond: body.plan.rate_limit_per_second,
+      rateLimitPerMinute: body.plan.rate_limit_per_minute,
+      monthlyQuota: body.plan.monthly_quota,
+    },
+  };
+}
+
+const config = { auth: 'admin' } as const;
+const security = [{ admin: [] }];
+const errors = { 400: applicationRef, 401: gatewayRef, 404: applicationRef };
+
+/** The operator API of product decisions §7: organizations, members and keys. */
+export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps; keyCache: KeyCache }> = async (app, { deps, keyCache }) => {
+  const { db, redis, logger } = deps;
+  // Keys and plans are cached by every API instance for up to a second: forget
+  // them here at once, and tell the other instances.
+  const invalidate = async () => {
+    keyCache.clear();
+    await announceInvalidation(redis).catch((error) => logger.warn({ err: error }, 'could not announce key invalidation'));
+  };
+  const tags = ['Operators'];
+
+  app.post('/admin/v1/organizations', {
+    config, schema: { tags, security, summary: 'Create an organization', body: OrganizationCreate, response: { 201: Organization, ...errors } },
+  }, async (request, reply) => reply.code(201).send(organizationJson(await createOrganization(db, organizationInput(request.body)))));
+
+  app.get('/admin/v1/organizations', {
+    config, schema: { tags, security, summary: 'List organizations', response: { 200: Type.Array(Organization), 401: gatewayRef } },
+  }, async () => (await listOrganizations(db)).map(organizationJson));
+
+  app.get('/admin/v1/organizations/:org_id', {
+    config, schema: { tags, security, summary: 'Get an organization', params: OrgParams, response: { 200: Organization, ...errors } },
+  }, async (request) => organizationJson(await getOrganization(db, request.params.org_id)));
+
+  app.patch('/admin/v1/organizations/:org_id', {
+    config, schema: { tags, security, summary: 'Change an organization (name, time zone, plan)', params: OrgParams, body: OrganizationPatch, response: { 200: Organization, ...errors } },
+  }, async (request) => {
+    const org = await updateOrganization(db, request.params.org_id, organizationInput(request.body));
+    await invalidate();
+    return organizationJson(org);
+  });
+
+  app.post('/admin/v1/organizations/:org_id/members', {
+    config, schema: { tags, security, summary: 'Add a team member', params: OrgParams, body: MemberCreate, response: { 201: Member, 409: applicationRef, ...errors } },
+  }, async (request, reply) => reply.code(201).send(memberJson(await addMember(db, request.params.org_id, request.body))));
+
+  app.get('/admin/v1/organizations/:org_id/members', {
+    config, schema: { tags, security, summary: 'List team members', params: OrgParams, response: { 200: Type.Array(Member), ...errors } },
+  }, async (request) => (await listMembers(db, request.params.org_id)).map(memberJson));
+
+  app.delete('/admin/v1/organizations/:org_id/members/:team_member_uuid', {
+    config, schema: { tags, security, summary: 'Remove a team member (and from every rule)', params: MemberParams, response: { 204: { type: 'null' }, ...errors } },
+  }, async (request, reply) => {
+    await removeMember(db, request.params.org_id, request.params.team_member_uuid);
+    return reply.code(204).send(null);
+  });
+
+  app.post('/admin/v1/organizations/:org_id/api-keys', {
+    config, schema: { tags, security, summary: "Generate an API key (an organization's first key is its default)", params: OrgParams, body: KeyCreate, response: { 201: GeneratedApiKey, ...errors } },
+  }, async (request, reply) => {
+    const key = await generateKey(db, request.params.org_id, request.body.name);
+    return reply.code(201).send({ ...keyJson(key), key: key.key });
+  });
+
+  app.get('/admin/v1/organizations/:org_id/api-keys', {
+    config, schema: { tags, security, summary: 'List API keys (without key material)', params: OrgParams, response: { 200: Type.Array(ApiKey), ...errors } },
+  }, async (request) => (await listKeys(db, request.params.org_id)).map(keyJson));
+
+  app.patch('/admin/v1/organizations/:org_id/api-keys/:key_id', {
+    config, schema: { tags, security, summary: 'Rename a key or make it the default', params: KeyParams, body: KeyPatch, response: { 200: ApiKey, ...errors } },
+  }, async (request) => keyJson(await updateKey(db, request.params.org_id, request.params.key_id, { name: request.body.name, isDefault: request.body.is_default })));
+
+  app.delete('/admin/v1/organizations/:org_id/api-keys/:key_id', {
+    config, schema: { tags, security, summary: 'Delete a key (409 for the default key)', params: KeyParams, response: { 204: { type: 'null' }, 409: applicationRef, ...errors } },
+  }, async (request, reply) => {
+    await deleteKey(db, request.params.org_id, request.params.key_id);
+    await invalidate();
+    return reply.code(204).send(null);
+  });
+};

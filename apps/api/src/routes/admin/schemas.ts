@@ -1,0 +1,75 @@
+import { Type } from 'typebox';
+import { PLAN_GROUPS } from '@notify/db';
+import { Nullable, StringEnum } from '../../schemas/common';
+
+const positive = (description: string) => Type.Integer({ minimum: 1, maximum: 1_000_000_000, description });
+
+export const PlanInput = Type.Object({
+  groups: Type.Optional(Type.Array(StringEnum(PLAN_GROUPS), { maxItems: 3, description: 'Endpoint groups the plan may call.' })),
+  rate_limit_per_second: Type.Optional(positive('Requests per second per key.')),
+  rate_limit_per_minute: Type.Optional(positive('Requests per minute per key.')),
+  monthly_quota: Type.Optional(positive('Lookup calls per key per calendar month (UTC).')),
+});
+
+const orgName = Type.String({ minLength: 1, maxLength: 255, pattern: '\\S' });
+const timezone = Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone, e.g. Europe/Berlin. Default UTC.' });
+
+export const OrganizationCreate = Type.Object({ name: orgName, timezone: Type.Optional(timezone), plan: Type.Optional(PlanInput) });
+export const OrganizationPatch = Type.Object({ name: Type.Optional(orgName), timezone: Type.Optional(timezone), plan: Type.Optional(PlanInput) });
+
+export const Organization = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    name: Type.String(),
+    timezone: Type.String(),
+    plan: Type.Object({
+      groups: Type.Array(Type.String()),
+      rate_limit_per_second: Type.Integer(),
+      rate_limit_per_minute: Type.Integer(),
+      monthly_quota: Type.Integer(),
+    }),
+    default_api_key_id: Nullable(Type.String({ format: 'uuid' })),
+    added_date: Type.String({ format: 'date-time' }),
+    last_update_date: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'Organization' },
+);
+
+export const OrgParams = Type.Object({ org_id: Type.String() });
+export const MemberParams = Type.Object({ org_id: Type.String(), team_member_uuid: Type.String() });
+export const KeyParams = Type.Object({ org_id: Type.String(), key_id: Type.String() });
+
+export const MemberCreate = Type.Object({
+  email: Type.String({ minLength: 1, maxLength: 320 }),
+  name: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
+});
+
+export const Member = Type.Object(
+  {
+    team_member_uuid: Type.String({ format: 'uuid' }),
+    email: Type.String(),
+    name: Nullable(Type.String()),
+    added_date: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'TeamMember' },
+);
+
+export const KeyCreate = Type.Object({ name: Type.String({ minLength: 1, maxLength: 255, pattern: '\\S' }) });
+export const KeyPatch = Type.Object({
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: '\\S' })),
+  is_default: Type.Optional(Type.Boolean({ description: 'Only true: makes this key the default.' })),
+});
+
+const keyFields = {
+  id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  prefix: Type.String({ description: 'The first characters of the key, to tell keys apart.' }),
+  is_default: Type.Boolean(),
+  added_date: Type.String({ format: 'date-time' }),
+};
+
+export const ApiKey = Type.Object(keyFields, { $id: 'ApiKey' });
+export const GeneratedApiKey = Type.Object(
+  { ...keyFields, key: Type.String({ description: 'The key itself. Shown this once: only its hash is stored.' }) },
+  { $id: 'GeneratedApiKey' },
+);

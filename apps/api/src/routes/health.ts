@@ -1,0 +1,44 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { AppDeps } from '../deps';
+
+const Check = Type.Object({ status: Type.Union([Type.Literal('ok'), Type.Literal('fail')]), error: Type.Optional(Type.String()) });
+const Readiness = Type.Object({ status: Type.Union([Type.Literal('ok'), Type.Literal('fail')]), checks: Type.Record(Type.String(), Check) });
+
+async function timed(check: () => Promise<unknown>, timeoutMs: number): Promise<{ status: 'ok' | 'fail'; error?: string }> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      check(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+    return { status: 'ok' };
+  } catch (error) {
+    return { status: 'fail', error: (error as Error).message };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, { deps }) => {
+  const config = { auth: 'public' } as const;
+  const tags = ['Health'];
+
+  app.get('/health/live', {
+    config, schema: { tags, summary: 'The process is running', response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
+  }, async () => ({ status: 'ok' as const }));
+
+  app.get('/health/ready', {
+    config, schema: { tags, summary: 'The database and Redis answer', response: { 200: Readiness, 503: Readiness } },
+  }, async (_request, reply) => {
+    const [database, redis] = await Promise.all([
+      timed(() => deps.db.pool.query('SELECT 1'), 2000),
+      timed(() => deps.redis.ping(), 2000),
+    ]);
+    const checks = { database, redis };
+    const ok = Object.values(checks).every((check) => check.status === 'ok');
+    return reply.code(ok ? 200 : 503).send({ status: ok ? 'ok' : 'fail', checks });
+  });
+};

@@ -1,0 +1,1 @@
+export { runCommand, UsageError, USAGE, type CommandContext } from './commands';

@@ -1,0 +1,42 @@
+/**
+ * Domain errors. They carry what went wrong in the caller's terms; the HTTP
+ * layer maps each to its status and body through the error catalog.
+ */
+
+/** One offending input and its messages, e.g. {param: 'name', details: ['This field is required.']}. */
+export interface FieldIssue {
+  param: string;
+  details: string[];
+}
+
+export class ValidationFailed extends Error {
+  override name = 'ValidationFailed';
+  constructor(readonly parameters: FieldIssue[]) {
+    super(parameters.map((issue) => `${issue.param}: ${issue.details.join(' ')}`).join('; '));
+  }
+}
+
+export class NotFound extends Error {
+  override name = 'NotFound';
+  constructor(readonly details: string) {
+    super(details);
+  }
+}
+
+export class Conflict extends Error {
+  override name = 'Conflict';
+  constructor(readonly details: string) {
+    super(details);
+  }
+}
+
+/** Merges issues that name the same param, keeping first-seen order. */
+export function mergeIssues(issues: readonly FieldIssue[]): FieldIssue[] {
+  const byParam = new Map<string, FieldIssue>();
+  for (const issue of issues) {
+    const existing = byParam.get(issue.param);
+    if (existing) existing.details.push(...issue.details.filter((detail) => !existing.details.includes(detail)));
+    else byParam.set(issue.param, { param: issue.param, details: [...issue.details] });
+  }
+  return [...byParam.values()];
+}

@@ -1,0 +1,36 @@
+/**
+ * Validation messages in the wording users of Django REST Framework know
+ * (product decisions §1). Every validator takes its text from here.
+ */
+export const messages = {
+  required: 'This field is required.',
+  notNull: 'This field may not be null.',
+  notBlank: 'This field may not be blank.',
+  boolean: 'Must be a valid boolean.',
+  integer: 'A valid integer is required.',
+  string: 'Not a valid string.',
+  min: (limit: number) => `Ensure this value is greater than or equal to ${limit}.`,
+  max: (limit: number) => `Ensure this value is less than or equal to ${limit}.`,
+  maxLength: (limit: number) => `Ensure this field has no more than ${limit} characters.`,
+  choice: (value: unknown) => `"${String(value)}" is not a valid choice.`,
+  emptyList: 'This list may not be empty.',
+  list: (type: string) => `Expected a list of items but got type "${type}".`,
+  maxItems: (limit: number) => `Ensure this field has no more than ${limit} elements.`,
+  uuid: 'Must be a valid UUID.',
+  datetime: 'Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].',
+  email: 'Enter a valid email address.',
+  unknownMember: (id: string) => `Invalid pk "${id}" - object does not exist.`,
+  immutable: 'This field cannot be changed.',
+  object: (type: string) => `Invalid data. Expected a dictionary, but got ${type}.`,
+  timezone: (value: string) => `"${value}" is not a valid time zone. Use an IANA name such as "Europe/Berlin".`,
+} as const;
+
+/** The JSON type name of a value, as Python would print it in the messages above. */
+export function jsonTypeName(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'list';
+  if (typeof value === 'string') return 'str';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'int' : 'float';
+  if (typeof value === 'boolean') return 'bool';
+  return 'dict';
+}

@@ -1,0 +1,155 @@
+import { FREQUENCIES, SCOPES, type Frequency, type Scope } from '../scopes';
+import { messages } from '../messages';
+import { mergeIssues, ValidationFailed, type FieldIssue } from '../errors';
+import { isUuid } from '../ids';
+
+/** Paging bounds of the list endpoint (spec, Limits). */
+export const RULE_LIST_LIMITS = { maxPage: 800, minPageSize: 25, maxPageSize: 100, defaultPageSize: 100 } as const;
+
+export const RULE_ORDERING_FIELDS = ['name', 'scope', 'frequency', 'enabled', 'added_date', 'last_update_date'] as const;
+export type RuleOrderingField = (typeof RULE_ORDERING_FIELDS)[number];
+export interface RuleOrdering {
+  field: RuleOrderingField;
+  direction: 'asc' | 'desc';
+}
+
+export interface RuleListQuery {
+  page: number;
+  pageSize: number;
+  ordering: RuleOrdering[];
+  nameContains?: string;
+  nameNotContains?: string;
+  scopeIn?: Scope[];
+  scopeNin?: Scope[];
+  frequencyIn?: Frequency[];
+  frequencyNin?: Frequency[];
+  membersIn?: string[];
+  membersNin?: string[];
+  enabled?: boolean;
+  addedDateLte?: Date;
+  addedDateGte?: Date;
+  lastUpdateDateLte?: Date;
+  lastUpdateDateGte?: Date;
+}
+
+export type RawQuery = Record<string, string | string[] | undefined>;
+
+// YYYY-MM-DD, optionally Thh:mm[:ss[.ffffff]], optionally Z or ±HH:MM (a '+' that a
+// query string turned into a space is taken back as '+').
+const DATETIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?)?(Z|[+\- ]\d{2}:?\d{2})?$/i;
+
+export function parseIsoDateTime(raw: string): Date | undefined {
+  const match = DATETIME.exec(raw.trim());
+  if (!match) return undefined;
+  const [, year, month, day, hour = '00', minute = '00', second = '00', fraction = '0', zone = 'Z'] = match;
+  const offset = zone.toUpperCase() === 'Z' ? 'Z' : `${zone[0] === '-' ? '-' : '+'}${zone.slice(1).replace(':', '').replace(/^(\d{2})(\d{2})$/, '$1:$2')}`;
+  const iso = `${year}-${month}-${day}T${hour}:${minute}:${second}.${fraction.padEnd(3, '0').slice(0, 3)}${offset}`;
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return undefined;
+  // Reject dates that JavaScript silently rolls over (2026-02-30 -> March 2).
+  const check = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
+  if (check.getUTCMonth() !== Number(month) - 1 || check.getUTCDate() !== Number(day)) return undefined;
+  if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59) return undefined;
+  return date;
+}
+
+const BOOLEANS: Record<string, boolean> = { true: true, false: false, '1': true, '0': false };
+
+/** Parses and validates the list endpoint's query (product decisions §3); throws ValidationFailed. */
+export function parseRuleListQuery(raw: RawQuery): RuleListQuery {
+  const issues: FieldIssue[] = [];
+  const fail = (param: string, detail: string) => issues.push({ param, details: [detail] });
+
+  // The last value wins for single-valued parameters; list parameters take every value.
+  const single = (name: string): string | undefined => {
+    const value = raw[name];
+    return Array.isArray(value) ? value[value.length - 1] : value;
+  };
+  const list = (name: string): string[] | undefined => {
+    const value = raw[name];
+    if (value === undefined) return undefined;
+    const items = (Array.isArray(value) ? value : [value]).flatMap((item) => item.split(','));
+    return items.map((item) => item.trim()).filter((item) => item !== '');
+  };
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const value = single(name);
+    if (value === undefined || value.trim() === '') return fallback;
+    if (!/^\s*[+-]?\d+\s*$/.test(value)) {
+      fail(name, messages.integer);
+      return fallback;
+    }
+    const parsed = Number(value);
+    if (parsed < min) fail(name, messages.min(min));
+    else if (parsed > max) fail(name, messages.max(max));
+    return parsed;
+  };
+  const choices = <T extends string>(name: string, allowed: readonly T[]): T[] | undefined => {
+    const values = list(name);
+    if (values === undefined) return undefined;
+    const bad = values.filter((value) => !(allowed as readonly string[]).includes(value));
+    if (bad.length) issues.push({ param: name, details: bad.map((value) => messages.choice(value)) });
+    return [...new Set(values)] as T[];
+  };
+  const uuids = (name: string): string[] | undefined => {
+    const values = list(name);
+    if (values === undefined) return undefined;
+    if (values.some((value) => !isUuid(value))) fail(name, messages.uuid);
+    return [...new Set(values.map((value) => value.toLowerCase()))];
+  };
+  const date = (name: string): Date | undefined => {
+    const value = single(name);
+    if (value === undefined || value === '') return undefined;
+    const parsed = parseIsoDateTime(value);
+    if (!parsed) fail(name, messages.datetime);
+    return parsed;
+  };
+  const text = (name: string): string | undefined => {
+    const value = single(name);
+    return value === undefined || value === '' ? undefined : value;
+  };
+
+  const query: RuleListQuery = {
+    page: integer('page', 1, 1, RULE_LIST_LIMITS.maxPage),
+    pageSize: integer('page_size', RULE_LIST_LIMITS.defaultPageSize, RULE_LIST_LIMITS.minPageSize, RULE_LIST_LIMITS.maxPageSize),
+    ordering: [],
+    nameContains: text('name__contains'),
+    nameNotContains: text('name__not_contains'),
+    scopeIn: choices('scope__in', SCOPES),
+    scopeNin: choices('scope__nin', SCOPES),
+    frequencyIn: choices('frequency__in', FREQUENCIES),
+    frequencyNin: choices('frequency__nin', FREQUENCIES),
+    membersIn: uuids('members__in'),
+    membersNin: uuids('members__nin'),
+    addedDateLte: date('added_date__lte'),
+    addedDateGte: date('added_date__gte'),
+    lastUpdateDateLte: date('last_update_date__lte'),
+    lastUpdateDateGte: date('last_update_date__gte'),
+  };
+
+  const enabled = single('enabled');
+  if (enabled !== undefined && enabled !== '') {
+    const parsed = BOOLEANS[enabled.trim().toLowerCase()];
+    if (parsed === undefined) fail('enabled', messages.boolean);
+    else query.enabled = parsed;
+  }
+
+  const ordering = list('ordering');
+  if (ordering === undefined || ordering.length === 0) {
+    query.ordering = [{ field: 'added_date', direction: 'desc' }];
+  } else {
+    const seen = new Set<string>();
+    for (const item of ordering) {
+      const field = item.replace(/^[-+]/, '');
+      if (!(RULE_ORDERING_FIELDS as readonly string[]).includes(field)) {
+        fail('ordering', messages.choice(item));
+        continue;
+      }
+      if (seen.has(field)) continue;
+      seen.add(field);
+      query.ordering.push({ field: field as RuleOrderingField, direction: item.startsWith('-') ? 'desc' : 'asc' });
+    }
+  }
+
+  if (issues.length) throw new ValidationFailed(mergeIssues(issues));
+  return query;
+}

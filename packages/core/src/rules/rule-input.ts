@@ -1,0 +1,80 @@
+import type { Frequency, Scope } from '../scopes';
+import { normalizeSchedule } from '../schedule';
+import type { Filters } from '../conditions';
+
+/** A create body after schema validation (types and bounds already checked). */
+export interface RuleCreateBody {
+  name: string;
+  scope: Scope;
+  /** Already validated and normalized by the condition language. */
+  strategy?: Filters | null;
+  frequency?: Frequency;
+  delivery_hour?: number | null;
+  delivery_day_of_week?: number | null;
+  members: string[];
+  enabled?: boolean;
+}
+
+/** An update body after schema validation; omitted delivery fields keep their value. */
+export interface RuleUpdateBody {
+  name: string;
+  frequency?: Frequency;
+  delivery_hour?: number | null;
+  delivery_day_of_week?: number | null;
+  members: string[];
+  enabled: boolean;
+}
+
+export interface RuleSchedule {
+  frequency: Frequency;
+  deliveryHour: number | null;
+  deliveryDayOfWeek: number | null;
+}
+
+export interface NewRule extends RuleSchedule {
+  name: string;
+  scope: Scope;
+  strategy: Filters | null;
+  memberIds: string[];
+  enabled: boolean;
+}
+
+export interface RuleChanges extends RuleSchedule {
+  name: string;
+  memberIds: string[];
+  enabled: boolean;
+}
+
+function uniqueIds(ids: readonly string[]): string[] {
+  return [...new Set(ids.map((id) => id.toLowerCase()))];
+}
+
+/** Applies the create defaults of product decisions §3. */
+export function prepareNewRule(body: RuleCreateBody): NewRule {
+  return {
+    name: body.name,
+    scope: body.scope,
+    strategy: body.strategy ?? null,
+    ...normalizeSchedule({
+      frequency: body.frequency ?? 'instant',
+      deliveryHour: body.delivery_hour ?? null,
+      deliveryDayOfWeek: body.delivery_day_of_week ?? null,
+    }),
+    memberIds: uniqueIds(body.members),
+    enabled: body.enabled ?? true,
+  };
+}
+
+/** Merges an update into the rule's schedule: what the body omits stays as it was. */
+export function prepareRuleChanges(current: RuleSchedule, body: RuleUpdateBody): RuleChanges {
+  return {
+    name: body.name,
+    ...normalizeSchedule({
+      frequency: body.frequency ?? current.frequency,
+      deliveryHour: body.delivery_hour !== undefined ? body.delivery_hour : current.deliveryHour,
+      deliveryDayOfWeek: body.delivery_day_of_week !== undefined ? body.delivery_day_of_week : current.deliveryDayOfWeek,
+    }),
+    memberIds: uniqueIds(body.members),
+    enabled: body.enabled,
+  };
+}

@@ -1,0 +1,144 @@
+import { apiKeyPrefix, Conflict, generateApiKey, hashApiKey, isUuid, messages, NotFound, ValidationFailed } from '@notify/core';
+import type { Database } from './client';
+import { pgCode, PG } from './errors';
+import { getOrganization, PLAN_GROUPS, type Plan, type PlanGroup } from './organizations';
+
+export interface ApiKeyInfo {
+  id: string;
+  organizationId: string;
+  name: string;
+  prefix: string;
+  isDefault: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** Returned once, at generation: the only time the key itself exists outside the caller. */
+export interface GeneratedApiKey extends ApiKeyInfo {
+  key: string;
+}
+
+/** What authentication needs to know about the holder of a key. */
+export interface KeyPrincipal {
+  keyId: string;
+  organizationId: string;
+  plan: Plan;
+}
+
+function validateName(name: unknown): string {
+  const trimmed = typeof name === 'string' ? name.trim() : '';
+  if (name === undefined || name === null) throw new ValidationFailed([{ param: 'name', details: [messages.required] }]);
+  if (trimmed === '') throw new ValidationFailed([{ param: 'name', details: [messages.notBlank] }]);
+  if (trimmed.length > 255) throw new ValidationFailed([{ param: 'name', details: [messages.maxLength(255)] }]);
+  return trimmed;
+}
+
+function toInfo(row: { id: string; organizationId: string; name: string; keyPrefix: string; createdAt: Date; updatedAt: Date }, defaultId: string | null): ApiKeyInfo {
+  return {
+    id: row.id,
+    organizationId: row.organizationId,
+    name: row.name,
+    prefix: row.keyPrefix,
+    isDefault: row.id === defaultId,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+/** Generates a key; an organization's first key becomes its default. */
+export async function generateKey(db: Database, organizationId: string, name: unknown): Promise<GeneratedApiKey> {
+  const keyName = validateName(name);
+  await getOrganization(db, organizationId);
+  const key = generateApiKey();
+  const { row, defaultId } = await db.prisma.$transaction(async (tx) => {
+    const row = await tx.apiKey.create({
+      data: { organizationId, name: keyName, keyHash: hashApiKey(key), keyPrefix: apiKeyPrefix(key) },
+    });
+    // Atomic, so two first keys generated at once still leave exactly one default.
+    await tx.organization.updateMany({ where: { id: organizationId, defaultApiKeyId: null }, data: { defaultApiKeyId: row.id } });
+    const org = await tx.organization.findUniqueOrThrow({ where: { id: organizationId }, select: { defaultApiKeyId: true } });
+    return { row, defaultId: org.defaultApiKeyId };
+  });
+  return { ...toInfo(row, defaultId), key };
+}
+
+export async function listKeys(db: Database, organizationId: string): Promise<ApiKeyInfo[]> {
+  const org = await getOrganization(db, organizationId);
+  const rows = await db.prisma.apiKey.findMany({ where: { organizationId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  return rows.map((row) => toInfo(row, org.defaultApiKeyId));
+}
+
+export interface KeyChanges {
+  name?: unknown;
+  isDefault?: unknown;
+}
+
+export async function updateKey(db: Database, organizationId: string, keyId: string, changes: KeyChanges): Promise<ApiKeyInfo> {
+  const name = changes.name === undefined ? undefined : validateName(changes.name);
+  if (changes.isDefault !== undefined && changes.isDefault !== true) {
+    throw new ValidationFailed([
+      { param: 'is_default', details: ['Only true is accepted: make another key the default instead.'] },
+    ]);
+  }
+  await getOrganization(db, organizationId);
+  if (!isUuid(keyId)) throw new NotFound('API key not found.');
+  return db.prisma.$transaction(async (tx) => {
+    const existing = await tx.apiKey.findFirst({ where: { id: keyId, organizationId } });
+    if (!existing) throw new NotFound('API key not found.');
+    const row = name === undefined ? existing : await tx.apiKey.update({ where: { id: keyId }, data: { name } });
+    const org = changes.isDefault
+      ? await tx.organization.update({ where: { id: organizationId }, data: { defaultApiKeyId: keyId } })
+      : await tx.organization.findUniqueOrThrow({ where: { id: organizationId } });
+    return toInfo(row, org.defaultApiKeyId);
+  });
+}
+
+/** The default key is protected: another key must be made default first (409). */
+export async function deleteKey(db: Database, organizationId: string, keyId: string): Promise<void> {
+  const org = await getOrganization(db, organizationId);
+  if (!isUuid(keyId)) throw new NotFound('API key not found.');
+  if (org.defaultApiKeyId === keyId) {
+    throw new Conflict('The default API key cannot be deleted. Make another key the default first.');
+  }
+  try {
+    const { count } = await db.prisma.apiKey.deleteMany({ where: { id: keyId, organizationId } });
+    if (count === 0) throw new NotFound('API key not found.');
+  } catch (error) {
+    // Made default by someone else between our read and the delete: the foreign key refuses.
+    if (pgCode(error) === PG.foreignKeyViolation || (error as { code?: string }).code === 'P2003') {
+      throw new Conflict('The default API key cannot be deleted. Make another key the default first.');
+    }
+    throw error;
+  }
+}
+
+interface PrincipalRow {
+  key_id: string;
+  organization_id: string;
+  plan_groups: string[] | null;
+  rate_limit_per_second: number;
+  rate_limit_per_minute: number;
+  monthly_quota: number;
+}
+
+/** Looks a presented key up by its hash: one indexed query, no key material compared in SQL. */
+export async function findPrincipalByKey(db: Database, key: string): Promise<KeyPrincipal | null> {
+  const { rows } = await db.pool.query<PrincipalRow>(
+    `SELECT k.id AS key_id, o.id AS organization_id, o.plan_groups, o.rate_limit_per_second, o.rate_limit_per_minute, o.monthly_quota
+       FROM api_keys k JOIN organizations o ON o.id = k.organization_id
+      WHERE k.key_hash = $1`,
+    [hashApiKey(key)],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    keyId: row.key_id,
+    organizationId: row.organization_id,
+    plan: {
+      groups: (row.plan_groups ?? []).filter((group): group is PlanGroup => (PLAN_GROUPS as readonly string[]).includes(group)),
+      rateLimitPerSecond: row.rate_limit_per_second,
+      rateLimitPerMinute: row.rate_limit_per_minute,
+      monthlyQuota: row.monthly_quota,
+    },
+  };
+}

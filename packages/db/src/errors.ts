@@ -1,0 +1,18 @@
+/** PostgreSQL error codes the repositories translate into domain errors. */
+export const PG = {
+  uniqueViolation: '23505',
+  foreignKeyViolation: '23503',
+} as const;
+
+/** The PostgreSQL error code behind a pg or Prisma error, when there is one. */
+export function pgCode(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const candidate = error as { code?: unknown; meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } };
+  const original = candidate.meta?.driverAdapterError?.cause?.originalCode;
+  if (typeof original === 'string') return original;
+  return typeof candidate.code === 'string' && /^\d{5}$/.test(candidate.code) ? candidate.code : undefined;
+}
+
+export function isPrismaNotFound(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'P2025';
+}

@@ -1,0 +1,7 @@
+export { createDatabase, quoteIdent, type Database, type DatabaseOptions } from './client';
+export { migrate, readMigrations, MigrationError, MIGRATIONS_DIR, type MigrateOptions } from './migrate';
+export * from './organizations';
+export * from './members';
+export * from './api-keys';
+export * from './rules';
+export { findSchemaDrift, type DriftReport, type FindSchemaDriftOptions } from './schema-drift';

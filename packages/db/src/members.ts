@@ -1,0 +1,59 @@
+import { Conflict, isUuid, isValidEmail, messages, normalizeEmail, NotFound, ValidationFailed, type FieldIssue } from '@notify/core';
+import type { Database } from './client';
+import { pgCode, PG } from './errors';
+import { getOrganization } from './organizations';
+
+export interface TeamMember {
+  id: string;
+  organizationId: string;
+  email: string;
+  name: string | null;
+  createdAt: Date;
+}
+
+export interface MemberInput {
+  email: string;
+  name?: string | null;
+}
+
+export async function addMember(db: Database, organizationId: string, input: MemberInput): Promise<TeamMember> {
+  const issues: FieldIssue[] = [];
+  const email = normalizeEmail(input.email ?? '');
+  if (!input.email) issues.push({ param: 'email', details: [messages.required] });
+  else if (!isValidEmail(email)) issues.push({ param: 'email', details: [messages.email] });
+  const name = input.name?.trim() || null;
+  if (name && (name.length > 255 || /[\r\n\0]/.test(name))) {
+    issues.push({ param: 'name', details: [name.length > 255 ? messages.maxLength(255) : 'Line breaks are not allowed.'] });
+  }
+  if (issues.length) throw new ValidationFailed(issues);
+  await getOrganization(db, organizationId);
+  try {
+    return await db.prisma.teamMember.create({ data: { organizationId, email, name } });
+  } catch (error) {
+    if (pgCode(error) === PG.uniqueViolation || (error as { code?: string }).code === 'P2002') {
+      throw new Conflict('A member with this e-mail address already exists in the organization.');
+    }
+    throw error;
+  }
+}
+
+export async function listMembers(db: Database, organizationId: string): Promise<TeamMember[]> {
+  await getOrganization(db, organizationId);
+  return db.prisma.teamMember.findMany({ where: { organizationId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+}
+
+/** Removing a member removes them from every rule, so their e-mails stop. */
+export async function removeMember(db: Database, organizationId: string, memberId: string): Promise<void> {
+  const { count } = isUuid(memberId)
+    ? await db.prisma.teamMember.deleteMany({ where: { id: memberId, organizationId } })
+    : { count: 0 };
+  if (count === 0) throw new NotFound('Team member not found.');
+}
+
+/** Checks that every id names a member of the organization; returns the unknown ones. */
+export async function unknownMemberIds(db: Database, organizationId: string, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const found = await db.prisma.teamMember.findMany({ where: { organizationId, id: { in: [...ids] } }, select: { id: true } });
+  const known = new Set(found.map((member) => member.id));
+  return ids.filter((id) => !known.has(id));
+}

@@ -1,0 +1,23 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { createDatabase, migrate, type Database } from '@notify/db';
+
+export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** A freshly migrated schema of its own, so test files run in parallel without meeting. */
+export async function createTestDatabase(): Promise<Database & { drop(): Promise<void> }> {
+  const schema = `test_${randomBytes(6).toString('hex')}`;
+  await migrate({ url: DATABASE_URL, schema });
+  const db = createDatabase({ url: DATABASE_URL, schema, poolSize: 5 });
+  return {
+    ...db,
+    async drop() {
+      await db.close();
+      const client = new pg.Client({ connectionString: DATABASE_URL });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await client.end();
+    },
+  };
+}

@@ -10,7 +10,7 @@ export default async function setup(): Promise<void> {
   try {
     await client.connect();
   } catch (error) {
-    throw new Error(`PostgreSQL is not reachable at ${DATABASE_URL}: ${(error as Error).message}`);
+    throw new Error(`PostgreSQL is not reachable at ${DATABASE_URL}: ${(error as Error).message}`, { cause: error });
   }
   const { rows } = await client.query<{ nspname: string }>("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'test\\_%'");
   for (const { nspname } of rows) await client.query(`DROP SCHEMA IF EXISTS "${nspname}" CASCADE`);
@@ -20,7 +20,7 @@ export default async function setup(): Promise<void> {
     await redis.connect();
     await redis.ping();
   } catch (error) {
-    throw new Error(`Redis is not reachable at ${REDIS_URL}: ${(error as Error).message}`);
+    throw new Error(`Redis is not reachable at ${REDIS_URL}: ${(error as Error).message}`, { cause: error });
   } finally {
     redis.disconnect();
   }

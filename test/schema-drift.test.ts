@@ -4,8 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate, quoteIdent } from '@notify/db';
-import { findSchemaDrift, SCHEMA_PRISMA_PATH } from '@notify/db';
+import { findSchemaDrift, migrate, quoteIdent, SCHEMA_PRISMA_PATH } from '@notify/db';
 
 const url = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const createdSchemas: string[] = [];

@@ -4,4 +4,4 @@ export * from './organizations';
 export * from './members';
 export * from './api-keys';
 export * from './rules';
-export { findSchemaDrift, type DriftReport, type FindSchemaDriftOptions } from './schema-drift';
+export { findSchemaDrift, SCHEMA_PRISMA_PATH, type DriftReport, type FindSchemaDriftOptions } from './schema-drift';

@@ -27,18 +27,18 @@ export const KIND_OPERATORS: Readonly<Record<FieldKind, readonly Operator[]>> = 
   any: OPERATORS,
 });
 
-export function field(kind: FieldKind, operators: readonly Operator[] = KIND_OPERATORS[kind]): FieldSpec {
+export function defineField(kind: FieldKind, operators: readonly Operator[] = KIND_OPERATORS[kind]): FieldSpec {
   return Object.freeze({ kind, operators: Object.freeze([...operators]) });
 }
 
 export const EVENT_FIELDS: FieldCatalog = Object.freeze({
   fields: Object.freeze({
-    asset: field('string'),
-    asset_type: field('string'),
-    severity: field('severity'),
-    tags: field('string_array'),
+    asset: defineField('string'),
+    asset_type: defineField('string'),
+    severity: defineField('severity'),
+    tags: defineField('string_array'),
   }),
-  prefixes: Object.freeze({ 'data.': field('any') }),
+  prefixes: Object.freeze({ 'data.': defineField('any') }),
 });
 
 export const MAX_PREFIX_KEY_LENGTH = 128;

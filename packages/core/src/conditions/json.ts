@@ -26,11 +26,15 @@ export function jsonTypeName(value: unknown): string {
   }
 }
 
+/** Stands in for an accessor property; fails every type check, so such input is rejected, not skipped. */
+const ACCESSOR: object = Object.freeze(new (class Accessor {})());
+
 /**
- * An own data property's value. Accessors read as absent: running a caller's getter
- * could throw or change between reads.
+ * An own data property's value. Getters are never run: they could throw or answer
+ * differently between the check and the copy.
  */
 export function ownValue(object: object, key: string): unknown {
   const descriptor = Object.getOwnPropertyDescriptor(object, key);
-  return descriptor && 'value' in descriptor ? descriptor.value : undefined;
+  if (!descriptor) return undefined;
+  return 'value' in descriptor ? descriptor.value : ACCESSOR;
 }

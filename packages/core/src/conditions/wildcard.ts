@@ -1,7 +1,10 @@
 const REGEX_SYNTAX = /[\\^$.*+?()[\]{}|/]/g;
 
 function literal(segment: string): string {
-  return segment.replace(REGEX_SYNTAX, '\\$&').replaceAll('\\?', '.');
+  return segment
+    .split('?')
+    .map((part) => part.replace(REGEX_SYNTAX, '\\$&'))
+    .join('.');
 }
 
 /**

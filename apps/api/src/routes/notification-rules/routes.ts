@@ -3,7 +3,7 @@ import { parseRuleListQuery, validateFilters, type Filters, type RawQuery } from
 import { createRule, deleteRule, getRule, listRules, updateRule, type Rule, type RuleSummary } from '@notify/db';
 import type { AppDeps } from '../../deps';
 import { apiKeyErrorResponses, applicationRef } from '../../schemas/common';
-import { Rule as RuleSchema, RuleCreateBody, RuleIdParams, RuleList, RuleListQuery, RuleUpdateBody } from './schemas';
+import { Rule as RuleSchema, RuleCreateBody, RuleSummary as RuleSummarySchema, RuleIdParams, RuleList, RuleListQuery, RuleUpdateBody } from './schemas';
 
 function summaryJson(rule: RuleSummary) {
   return {
@@ -37,6 +37,7 @@ const security = [{ apikey: [] }];
 
 export const notificationRuleRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, { deps }) => {
   const { db } = deps;
+  app.addSchema(RuleSummarySchema);
   const organizationOf = (principal: { organizationId: string } | null) => principal!.organizationId;
 
   app.post('/v1/platform/notification-rules', {
@@ -108,6 +109,6 @@ export const notificationRuleRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }
     },
   }, async (request, reply) => {
     await deleteRule(db, organizationOf(request.principal), request.params.rule_id);
-    return reply.code(204).send();
+    return reply.code(204).send(null);
   });
 };

@@ -17,6 +17,7 @@ export interface TestOrg {
 
 export interface TestApp {
   app: FastifyInstance;
+  db: Awaited<ReturnType<typeof createTestDatabase>>;
   deps: AppDeps;
   admin(method: 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT', url: string, payload?: unknown): Promise<LightMyRequestResponse>;
   /** An organization with a key and `memberCount` members, made through the operator API. */
@@ -25,8 +26,16 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
-  const db = await createTestDatabase();
+export interface StartOptions {
+  /** Adds routes (e.g. a quota-counted probe) before the app is sealed. */
+  beforeReady?: (app: FastifyInstance) => void;
+  /** Shares another test app's database instead of migrating a new schema. */
+  db?: Awaited<ReturnType<typeof createTestDatabase>>;
+}
+
+export async function startTestApp(env: Record<string, string> = {}, options: StartOptions = {}): Promise<TestApp> {
+  const ownsDatabase = options.db === undefined;
+  const db = options.db ?? (await createTestDatabase());
   const config = loadConfig({
     DATABASE_URL,
     REDIS_URL,
@@ -39,6 +48,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   const redis = createRedis(REDIS_URL, 'notify-test');
   const deps = createDeps(config, { db, redis, logger: createLogger({ level: config.logLevel }) });
   const { app } = await buildApp(deps);
+  options.beforeReady?.(app);
   await app.ready();
 
   const admin: TestApp['admin'] = (method, url, payload) =>
@@ -67,6 +77,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
 
   return {
     app,
+    db,
     deps,
     admin,
     api,
@@ -74,7 +85,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     async close() {
       await app.close();
       redis.disconnect();
-      await db.drop();
+      if (ownsDatabase) await db.drop();
     },
   };
 }

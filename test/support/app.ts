@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { loadConfig } from '@notify/config';
 import { createLogger } from '@notify/observability';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
@@ -43,6 +44,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: St
     INGEST_TOKEN,
     LOG_LEVEL: 'silent',
     DOCS_URL: 'https://docs.example.test/notification-rules',
+    QUEUE_PREFIX: `test-${randomBytes(4).toString('hex')}`,
     ...env,
   });
   const redis = createRedis(REDIS_URL, 'notify-test');

@@ -2,12 +2,15 @@ import { Redis } from 'ioredis';
 import type { Config } from '@notify/config';
 import { createDatabase, type Database } from '@notify/db';
 import { createLogger, type Logger } from '@notify/observability';
+import { Queues } from '@notify/queues';
 
 /** What the HTTP app needs from the outside world, built once per process. */
 export interface AppDeps {
   config: Config;
   db: Database;
   redis: Redis;
+  /** Producers of every queue (ingest publishes events, operators flush and retry). */
+  queues: Queues;
   logger: Logger;
 }
 
@@ -26,9 +29,11 @@ export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): Ap
   const db = overrides.db ?? createDatabase({ url: config.databaseUrl, poolSize: config.databasePoolSize });
   const redis = overrides.redis ?? createRedis(config.redisUrl, 'notify-api');
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
-  return { config, db, redis, logger };
+  const queues = overrides.queues ?? new Queues({ connection: redis, prefix: config.queuePrefix });
+  return { config, db, redis, queues, logger };
 }
 
 export async function closeDeps(deps: AppDeps): Promise<void> {
+  await deps.queues.close();
   await Promise.allSettled([deps.db.close(), deps.redis.quit()]);
 }

@@ -29,7 +29,10 @@ const httpSchema = z.object({
 const storesSchema = z.object({
   DATABASE_URL: z.string().min(1).default('postgresql://postgres@127.0.0.1:5432/postgres'),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  /** The PostgreSQL schema that holds the tables (PostgreSQL limits names to 63 bytes). */
+  DATABASE_SCHEMA: z.string().min(1).max(63).default('public'),
   REDIS_URL: z.string().min(1).default('redis://127.0.0.1:6379'),
+  QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]+$/).default('notify'),
 });
 
 const authSchema = z.object({
@@ -65,7 +68,11 @@ export interface Config {
   };
   databaseUrl: string;
   databasePoolSize: number;
+  /** PostgreSQL schema of the tables; `public` unless DATABASE_SCHEMA says otherwise. */
+  databaseSchema: string;
   redisUrl: string;
+  /** Redis key prefix of every queue. */
+  queuePrefix: string;
   adminToken: string | undefined;
   ingestTokens: string[];
   apiKeyCacheMs: number;
@@ -112,7 +119,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     databaseUrl: stores.DATABASE_URL,
     databasePoolSize: stores.DATABASE_POOL_SIZE,
+    databaseSchema: stores.DATABASE_SCHEMA,
     redisUrl: stores.REDIS_URL,
+    queuePrefix: stores.QUEUE_PREFIX,
     adminToken: auth.ADMIN_TOKEN,
     ingestTokens: auth.INGEST_TOKEN,
     apiKeyCacheMs: auth.API_KEY_CACHE_MS,

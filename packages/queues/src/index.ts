@@ -1,0 +1,2 @@
+export * from './catalog';
+export { Queues, DEFAULT_PREFIX, type QueueOptions } from './queues';

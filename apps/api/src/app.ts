@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { findPrincipalByKey } from '@notify/db';
 import type { AppDeps } from './deps';
@@ -10,8 +10,10 @@ import { KeyCache } from './plugins/key-cache';
 import openapiPlugin from './plugins/openapi';
 import requestIdPlugin, { REQUEST_ID_HEADER } from './plugins/request-id';
 import { ApplicationErrorBody, GatewayErrorBody } from './schemas/common';
+import { adminPipelineRoutes } from './routes/admin/pipeline';
 import { adminRoutes } from './routes/admin/routes';
 import { healthRoutes } from './routes/health';
+import { ingestRoutes } from './routes/ingest/routes';
 import { notificationRuleRoutes } from './routes/notification-rules/routes';
 
 export interface BuiltApp {
@@ -25,7 +27,7 @@ export async function buildApp(deps: AppDeps, options: { logger?: FastifyServerO
   const app = Fastify({
     loggerInstance: options.logger ?? deps.logger,
     genReqId: () => randomUUID(),
-    requestIdLogLabel: 'request_id',
+    logController: new LogController({ requestIdLogLabel: 'request_id' }),
     bodyLimit: config.http.bodyLimitBytes,
     trustProxy: config.http.trustProxy,
     routerOptions: { ignoreTrailingSlash: true },
@@ -74,6 +76,8 @@ export async function buildApp(deps: AppDeps, options: { logger?: FastifyServerO
   await app.register(healthRoutes, { deps });
   await app.register(notificationRuleRoutes, { deps });
   await app.register(adminRoutes, { deps, keyCache });
+  await app.register(adminPipelineRoutes, { deps });
+  await app.register(ingestRoutes, { deps });
   app.log.debug({ header: REQUEST_ID_HEADER }, 'app built');
   return { app, keyCache };
 }

@@ -3,6 +3,7 @@ import type { Config } from '@notify/config';
 import { createDatabase, type Database } from '@notify/db';
 import { createLogger, type Logger } from '@notify/observability';
 import { Queues } from '@notify/queues';
+import { createRuleChangeAnnouncer, type RuleChangeAnnouncer } from '@notify/pipeline';
 
 /** What the HTTP app needs from the outside world, built once per process. */
 export interface AppDeps {
@@ -11,6 +12,10 @@ export interface AppDeps {
   redis: Redis;
   /** Producers of every queue (ingest publishes events, operators flush and retry). */
   queues: Queues;
+  /** Tells matchers that rules changed, so their in-memory index follows within a second. */
+  ruleChanges: RuleChangeAnnouncer;
+  /** The worker roles started in this process, for readiness. */
+  roles?: { names: string[]; isReady(): boolean };
   logger: Logger;
 }
 
@@ -29,8 +34,11 @@ export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): Ap
   const db = overrides.db ?? createDatabase({ url: config.databaseUrl, poolSize: config.databasePoolSize });
   const redis = overrides.redis ?? createRedis(config.redisUrl, 'notify-api');
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
-  const queues = overrides.queues ?? new Queues({ connection: redis, prefix: config.queuePrefix });
-  return { config, db, redis, queues, logger };
+  const queues =
+    overrides.queues ??
+    new Queues({ connection: redis, prefix: config.queuePrefix, mail: { attempts: config.mail.attempts, backoffMs: config.mail.backoffMs } });
+  const ruleChanges = overrides.ruleChanges ?? createRuleChangeAnnouncer(redis);
+  return { config, db, redis, queues, ruleChanges, logger, roles: overrides.roles };
 }
 
 export async function closeDeps(deps: AppDeps): Promise<void> {

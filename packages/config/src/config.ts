@@ -48,6 +48,27 @@ const mailSchema = z.object({
   OUTBOX_DIR: z.string().min(1).default('outbox'),
 });
 
+export const ROLES = ['api', 'matcher', 'scheduler', 'mailer'] as const;
+export type Role = (typeof ROLES)[number];
+
+const pipelineSchema = z.object({
+  ROLES: z
+    .string()
+    .default(ROLES.join(','))
+    .transform((value) => value.split(',').map((role) => role.trim()).filter(Boolean))
+    .pipe(z.array(z.enum(ROLES)).min(1, 'name at least one role')),
+  /** After an instant rule's first e-mail, matches within this window go out together at its end. */
+  INSTANT_COALESCE_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
+  SCHEDULER_TICK_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
+  RECONCILE_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
+  RULE_RESYNC_MS: z.coerce.number().int().min(1000).max(3_600_000).default(60_000),
+  MATCH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  MAIL_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(10),
+  SMTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(100).default(5),
+  MAIL_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(14),
+  MAIL_BACKOFF_MS: z.coerce.number().int().min(10).max(3_600_000).default(5000),
+});
+
 const loggingSchema = z.object({
   LOG_LEVEL: logLevel.default('info'),
 });
@@ -76,7 +97,16 @@ export interface Config {
   adminToken: string | undefined;
   ingestTokens: string[];
   apiKeyCacheMs: number;
-  mail: { smtpUrl: string | undefined; from: string; outboxDir: string };
+  mail: { smtpUrl: string | undefined; from: string; outboxDir: string; maxConnections: number; attempts: number; backoffMs: number };
+  roles: Role[];
+  pipeline: {
+    instantCoalesceMs: number;
+    schedulerTickMs: number;
+    reconcileIntervalMs: number;
+    ruleResyncMs: number;
+    matchConcurrency: number;
+    mailConcurrency: number;
+  };
   logLevel: z.infer<typeof logLevel>;
 }
 
@@ -105,7 +135,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const auth = attempt(authSchema);
   const mail = attempt(mailSchema);
   const logging = attempt(loggingSchema);
-  if (!http || !stores || !auth || !mail || !logging) {
+  const pipeline = attempt(pipelineSchema);
+  if (!http || !stores || !auth || !mail || !logging || !pipeline) {
     throw new ConfigError(`Invalid configuration:\n${issues.join('\n')}`);
   }
   return {
@@ -125,7 +156,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken: auth.ADMIN_TOKEN,
     ingestTokens: auth.INGEST_TOKEN,
     apiKeyCacheMs: auth.API_KEY_CACHE_MS,
-    mail: { smtpUrl: mail.SMTP_URL, from: mail.MAIL_FROM, outboxDir: mail.OUTBOX_DIR },
+    mail: {
+      smtpUrl: mail.SMTP_URL,
+      from: mail.MAIL_FROM,
+      outboxDir: mail.OUTBOX_DIR,
+      maxConnections: pipeline.SMTP_MAX_CONNECTIONS,
+      attempts: pipeline.MAIL_ATTEMPTS,
+      backoffMs: pipeline.MAIL_BACKOFF_MS,
+    },
+    roles: [...new Set(pipeline.ROLES)],
+    pipeline: {
+      instantCoalesceMs: pipeline.INSTANT_COALESCE_MS,
+      schedulerTickMs: pipeline.SCHEDULER_TICK_MS,
+      reconcileIntervalMs: pipeline.RECONCILE_INTERVAL_MS,
+      ruleResyncMs: pipeline.RULE_RESYNC_MS,
+      matchConcurrency: pipeline.MATCH_CONCURRENCY,
+      mailConcurrency: pipeline.MAIL_CONCURRENCY,
+    },
     logLevel: logging.LOG_LEVEL,
   };
 }

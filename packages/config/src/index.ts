@@ -1,1 +1,1 @@
-export { loadConfig, ConfigError, type Config } from './config';
+export { loadConfig, ConfigError, ROLES, type Config, type Role } from './config';

@@ -5,3 +5,4 @@ export * from './members';
 export * from './api-keys';
 export * from './rules';
 export { findSchemaDrift, SCHEMA_PRISMA_PATH, type DriftReport, type FindSchemaDriftOptions } from './schema-drift';
+export * from './deliveries';

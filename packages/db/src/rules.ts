@@ -129,6 +129,8 @@ export async function updateRule(db: Database, organizationId: string, ruleId: s
         },
       });
       if (count === 0) throw new NotFound('Notification rule not found.');
+      // A disabled rule sends nothing more: what was waiting for its next delivery is dropped.
+      if (!changes.enabled) await tx.match.updateMany({ where: { ruleId, status: 'pending' }, data: { status: 'dropped' } });
       await tx.notificationRuleMember.deleteMany({ where: { ruleId, teamMemberId: { notIn: changes.memberIds } } });
       await tx.notificationRuleMember.createMany({
         data: changes.memberIds.map((teamMemberId) => ({ ruleId, teamMemberId })),
@@ -149,13 +151,18 @@ export async function deleteRule(db: Database, organizationId: string, ruleId: s
   if (count === 0) throw new NotFound('Notification rule not found.');
 }
 
-const ORDER_COLUMNS: Record<RuleListQuery['ordering'][number]['field'], string> = {
-  name: 'r.name',
-  scope: 'r.scope',
-  frequency: 'r.frequency',
-  enabled: 'r.enabled',
-  added_date: 'r.added_date',
-  last_update_date: 'r.last_update_date',
+/**
+ * What each ordering field sorts by. Clients see scope and frequency as strings, so they sort
+ * as text (a PostgreSQL enum would sort in declaration order); names sort case-insensitively,
+ * with the exact name breaking ties, whatever the database's collation.
+ */
+const ORDER_COLUMNS: Record<RuleListQuery['ordering'][number]['field'], readonly string[]> = {
+  name: ['lower(r.name)', 'r.name'],
+  scope: ['r.scope::text'],
+  frequency: ['r.frequency::text'],
+  enabled: ['r.enabled'],
+  added_date: ['r.added_date'],
+  last_update_date: ['r.last_update_date'],
 };
 
 function likePattern(text: string): string {
@@ -202,7 +209,10 @@ export async function listRules(db: Database, organizationId: string, query: Rul
   if (query.lastUpdateDateLte) where.push(`r.last_update_date <= ${param(query.lastUpdateDateLte)}`);
   if (query.lastUpdateDateGte) where.push(`r.last_update_date >= ${param(query.lastUpdateDateGte)}`);
   // The id breaks ties so that pages never overlap or skip a rule.
-  const orderBy = [...query.ordering.map((o) => `${ORDER_COLUMNS[o.field]} ${o.direction === 'desc' ? 'DESC' : 'ASC'}`), 'r.id ASC'].join(', ');
+  const orderBy = [
+    ...query.ordering.flatMap((o) => ORDER_COLUMNS[o.field].map((column) => `${column} ${o.direction === 'desc' ? 'DESC' : 'ASC'}`)),
+    'r.id ASC',
+  ].join(', ');
   const limit = param(query.pageSize);
   const offset = param((query.page - 1) * query.pageSize);
   const utc = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;

@@ -1,1 +1,10 @@
-export {};
+export type { PipelineContext } from './context';
+export { RuleIndex, type IndexedRule } from './rules/rule-index';
+export { createRuleChangeAnnouncer, subscribeToRuleChanges, RULE_CHANGES_CHANNEL, type RuleChange, type RuleChangeAnnouncer } from './rules/rule-changes';
+export { matchEvents, instantKeys, type MatchResult } from './matching/match-events';
+export { deliverPeriod } from './delivery/deliver-period';
+export { sendDelivery, messageIdFor, EVENTS_PER_MAIL, type MailerContext, type SendOutcome } from './delivery/send-delivery';
+export { flushRule, retryDelivery } from './delivery/operator-actions';
+export { requestDueDigests } from './scheduling/due-periods';
+export { reconcile, type ReconcileResult, type ReconcileOptions } from './scheduling/reconcile';
+export * from './ingest';

@@ -6,6 +6,8 @@ export interface QueueOptions {
   connection: ConnectionOptions;
   /** Redis key prefix; tests give each file its own. */
   prefix?: string;
+  /** How often and how patiently a mail is retried (defaults: jobPolicies.mail). */
+  mail?: { attempts: number; backoffMs: number };
 }
 
 export const DEFAULT_PREFIX = 'notify';
@@ -20,7 +22,10 @@ export class Queues {
     const base = { connection: options.connection, prefix: options.prefix ?? DEFAULT_PREFIX };
     this.events = new Map(SCOPES.map((scope) => [scope, new Queue<MatchEventsJob>(eventQueueName(scope), { ...base, defaultJobOptions: jobPolicies.match })]));
     this.digest = new Queue<DigestJob>(QUEUE_NAMES.digest, { ...base, defaultJobOptions: jobPolicies.digest });
-    this.mail = new Queue<MailJob>(QUEUE_NAMES.mail, { ...base, defaultJobOptions: jobPolicies.mail });
+    const mailPolicy = options.mail
+      ? { ...jobPolicies.mail, attempts: options.mail.attempts, backoff: { type: 'exponential', delay: options.mail.backoffMs } }
+      : jobPolicies.mail;
+    this.mail = new Queue<MailJob>(QUEUE_NAMES.mail, { ...base, defaultJobOptions: mailPolicy });
   }
 
   all(): Queue[] {

@@ -31,13 +31,16 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async 
   }, async () => ({ status: 'ok' as const }));
 
   app.get('/health/ready', {
-    config, schema: { tags, summary: 'The database and Redis answer', response: { 200: Readiness, 503: Readiness } },
+    config, schema: { tags, summary: 'The database, Redis and the worker roles of this process are ready', response: { 200: Readiness, 503: Readiness } },
   }, async (_request, reply) => {
     const [database, redis] = await Promise.all([
       timed(() => deps.db.pool.query('SELECT 1'), 2000),
       timed(() => deps.redis.ping(), 2000),
     ]);
-    const checks = { database, redis };
+    const checks: Record<string, { status: 'ok' | 'fail'; error?: string }> = { database, redis };
+    if (deps.roles && deps.roles.names.length) {
+      checks.roles = deps.roles.isReady() ? { status: 'ok' } : { status: 'fail', error: `not every role is running (${deps.roles.names.join(', ')})` };
+    }
     const ok = Object.values(checks).every((check) => check.status === 'ok');
     return reply.code(ok ? 200 : 503).send({ status: ok ? 'ok' : 'fail', checks });
   });

@@ -112,6 +112,8 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps; keyCache: K
   }, async (request) => {
     const org = await updateOrganization(db, request.params.org_id, organizationInput(request.body));
     await invalidate();
+    // A new time zone moves every digest rule's delivery times.
+    await deps.ruleChanges.announce({ organizationIds: [org.id] }).catch((error) => logger.warn({ err: error }, 'could not announce an organization change'));
     return organizationJson(org);
   });
 

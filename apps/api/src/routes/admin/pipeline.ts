@@ -1,0 +1,97 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { listRuleDeliveries, pendingMatchCount, type DeliveryRecord } from '@notify/db';
+import { flushRule, retryDelivery, type PipelineContext } from '@notify/pipeline';
+import type { AppDeps } from '../../deps';
+import { applicationRef, gatewayRef, Nullable, StringEnum } from '../../schemas/common';
+
+const STATUSES = ['pending', 'sending', 'sent', 'failed', 'cancelled'] as const;
+
+const Delivery = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    rule_id: Type.String({ format: 'uuid' }),
+    team_member_uuid: Nullable(Type.String({ format: 'uuid' })),
+    email: Type.String(),
+    period: Type.String({ description: 'The delivery period (schedule period, instant send or burst window).' }),
+    status: StringEnum(STATUSES),
+    event_count: Type.Integer(),
+    attempts: Type.Integer(),
+    message_id: Nullable(Type.String()),
+    last_error: Nullable(Type.String()),
+    added_date: Type.String({ format: 'date-time' }),
+    last_update_date: Type.String({ format: 'date-time' }),
+    sent_date: Nullable(Type.String({ format: 'date-time' })),
+  },
+  { $id: 'Delivery' },
+);
+
+export function deliveryJson(delivery: DeliveryRecord) {
+  return {
+    id: delivery.id,
+    rule_id: delivery.ruleId,
+    team_member_uuid: delivery.teamMemberId,
+    email: delivery.email,
+    period: delivery.periodKey,
+    status: delivery.status,
+    event_count: delivery.eventCount,
+    attempts: delivery.attempts,
+    message_id: delivery.messageId,
+    last_error: delivery.lastError,
+    added_date: delivery.createdAt.toISOString(),
+    last_update_date: delivery.updatedAt.toISOString(),
+    sent_date: delivery.sentAt?.toISOString() ?? null,
+  };
+}
+
+/** Operator actions on the delivery pipeline: flush a rule, see its deliveries, retry a failed one. */
+export const adminPipelineRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, { deps }) => {
+  const pipeline: PipelineContext = { db: deps.db, queues: deps.queues, now: () => new Date(), instantCoalesceMs: deps.config.pipeline.instantCoalesceMs };
+  const config = { auth: 'admin' } as const;
+  const security = [{ admin: [] }];
+  const tags = ['Operators'];
+  const RuleParams = Type.Object({ rule_id: Type.String() });
+
+  app.post('/admin/v1/notification-rules/:rule_id/flush', {
+    config,
+    schema: {
+      tags, security,
+      summary: "Send a rule's pending matches now, as one digest per member",
+      params: RuleParams,
+      response: { 202: Type.Object({ matches: Type.Integer(), deliveries: Type.Integer() }), 401: gatewayRef, 404: applicationRef },
+    },
+  }, async (request, reply) => reply.code(202).send(await flushRule(pipeline, request.params.rule_id)));
+
+  app.get('/admin/v1/notification-rules/:rule_id/deliveries', {
+    config,
+    schema: {
+      tags, security,
+      summary: "A rule's recent deliveries and failures, newest first",
+      params: RuleParams,
+      querystring: Type.Object({
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
+        status: Type.Optional(StringEnum(STATUSES)),
+      }),
+      response: {
+        200: Type.Object({ pending_matches: Type.Integer(), results: Type.Array(Delivery) }),
+        400: applicationRef, 401: gatewayRef, 404: applicationRef,
+      },
+    },
+  }, async (request) => {
+    const deliveries = await listRuleDeliveries(deps.db, request.params.rule_id, { limit: request.query.limit, status: request.query.status });
+    return { pending_matches: await pendingMatchCount(deps.db, request.params.rule_id), results: deliveries.map(deliveryJson) };
+  });
+
+  app.post('/admin/v1/deliveries/:delivery_id/retry', {
+    config,
+    schema: {
+      tags, security,
+      summary: 'Send a failed or cancelled delivery again',
+      params: Type.Object({ delivery_id: Type.String() }),
+      response: { 202: Type.Object({ status: Type.Literal('pending') }), 401: gatewayRef, 404: applicationRef, 409: applicationRef },
+    },
+  }, async (request, reply) => {
+    await retryDelivery(pipeline, request.params.delivery_id);
+    return reply.code(202).send({ status: 'pending' as const });
+  });
+};

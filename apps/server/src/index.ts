@@ -1,0 +1,1 @@
+export { startProcess, type RunningProcess } from './process';

@@ -1,0 +1,60 @@
+import { loadConfig, type Config } from '@notify/config';
+import { migrate } from '@notify/db';
+import { buildApp, closeDeps, createDeps, createRedis, subscribeToKeyInvalidations, type AppDeps } from '@notify/api';
+import type { MailTransport } from '@notify/mail';
+import { startWorkerRoles, type WorkerRuntime } from '@notify/worker';
+import type { FastifyInstance } from 'fastify';
+
+export interface RunningProcess {
+  config: Config;
+  deps: AppDeps;
+  runtime: WorkerRuntime;
+  app: FastifyInstance | undefined;
+  /** Stops taking work, finishes what is in flight, closes pools. */
+  stop(): Promise<void>;
+}
+
+/**
+ * One process of the service: migrations, then the roles the configuration
+ * names (`ROLES`: api, matcher, scheduler, mailer; all by default).
+ */
+export async function startProcess(options: { env?: NodeJS.ProcessEnv; listen?: boolean; transport?: MailTransport; now?: () => Date } = {}): Promise<RunningProcess> {
+  const config = loadConfig(options.env ?? process.env);
+  const deps = createDeps(config);
+  const { logger } = deps;
+  await migrate({ url: config.databaseUrl, logger: { info: (m) => logger.info(m), warn: (m) => logger.warn(m) } });
+  const runtime = await startWorkerRoles({ config, db: deps.db, queues: deps.queues, logger, roles: config.roles, transport: options.transport, now: options.now });
+  deps.roles = { names: runtime.roles, isReady: () => runtime.isReady() };
+
+  let app: FastifyInstance | undefined;
+  let subscriber: ReturnType<typeof createRedis> | undefined;
+  if (config.roles.includes('api')) {
+    const built = await buildApp(deps);
+    app = built.app;
+    subscriber = createRedis(config.redisUrl, 'notify-api-invalidations');
+    subscriber.on('error', (error) => logger.warn({ err: error }, 'redis subscriber error'));
+    await subscribeToKeyInvalidations(subscriber, built.keyCache);
+    if (!config.adminToken) logger.warn('ADMIN_TOKEN is not set: the operator API refuses every call');
+    if (!config.ingestTokens.length) logger.warn('INGEST_TOKEN is not set: ingest refuses every call');
+    if (options.listen !== false) await app.listen({ port: config.http.port, host: config.http.host });
+    else await app.ready();
+  }
+  logger.info({ roles: config.roles }, 'started');
+
+  let stopping: Promise<void> | undefined;
+  return {
+    config,
+    deps,
+    runtime,
+    app,
+    stop() {
+      stopping ??= (async () => {
+        await app?.close();
+        await runtime.close();
+        await subscriber?.quit().catch(() => {});
+        await closeDeps(deps);
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,46 @@
+import { NotFound, Conflict, isUuid } from '@notify/core';
+import { jobIds } from '@notify/queues';
+import type { PipelineContext } from '../context';
+import { deliverPeriod } from './deliver-period';
+
+/**
+ * Sends a rule's pending matches now, as one digest per member, whatever periods
+ * they were waiting for. Returns how many matches went.
+ */
+export async function flushRule(ctx: PipelineContext, ruleId: string): Promise<{ matches: number; deliveries: number }> {
+  if (!isUuid(ruleId)) throw new NotFound('Notification rule not found.');
+  const now = ctx.now();
+  const periodKey = `f${now.getTime()}`;
+  const client = await ctx.db.pool.connect();
+  let moved = 0;
+  try {
+    await client.query('BEGIN');
+    const { rows } = await client.query('SELECT 1 FROM notification_rules WHERE id = $1 FOR UPDATE', [ruleId]);
+    if (!rows.length) throw new NotFound('Notification rule not found.');
+    const result = await client.query(`UPDATE matches SET period_key = $2, due_at = $3 WHERE rule_id = $1 AND status = 'pending'`, [ruleId, periodKey, now]);
+    moved = result.rowCount ?? 0;
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+  const deliveries = moved ? await deliverPeriod(ctx, ruleId, periodKey) : [];
+  return { matches: moved, deliveries: deliveries.length };
+}
+
+/** An operator sends a failed (or cancelled) delivery again. */
+export async function retryDelivery(ctx: PipelineContext, deliveryId: string): Promise<void> {
+  if (!isUuid(deliveryId)) throw new NotFound('Delivery not found.');
+  const { rows } = await ctx.db.pool.query<{ status: string }>('SELECT status FROM deliveries WHERE id = $1', [deliveryId]);
+  const delivery = rows[0];
+  if (!delivery) throw new NotFound('Delivery not found.');
+  if (delivery.status === 'sent') throw new Conflict('This delivery was sent already.');
+  if (delivery.status === 'pending' || delivery.status === 'sending') throw new Conflict('This delivery is already on its way.');
+  await ctx.db.pool.query(`UPDATE deliveries SET status = 'pending', last_error = NULL, updated_at = now() WHERE id = $1`, [deliveryId]);
+  // The failed job keeps its id for a while; remove it so the new request is not taken for a duplicate.
+  const job = await ctx.queues.mail.getJob(jobIds.mail({ deliveryId }));
+  if (job) await job.remove().catch(() => {});
+  await ctx.queues.requestMail([deliveryId]);
+}

@@ -1,0 +1,126 @@
+import type { Frequency, Scope, Severity } from '@notify/core';
+import { classifySendError, type MailEvent, type MailRenderer, type MailTransport } from '@notify/mail';
+import type { PipelineContext } from '../context';
+
+export interface MailerContext extends PipelineContext {
+  renderer: MailRenderer;
+  transport: MailTransport;
+  from: string;
+  /** The domain part of Message-IDs. */
+  messageIdDomain: string;
+}
+
+export type SendOutcome =
+  | { status: 'sent'; messageId: string }
+  | { status: 'skipped'; reason: string }
+  | { status: 'cancelled'; reason: string }
+  | { status: 'failed'; error: string; permanent: boolean };
+
+/** The most events one e-mail carries in full; its counts cover all of them. */
+export const EVENTS_PER_MAIL = 500;
+
+interface DeliveryRow {
+  id: string;
+  rule_id: string;
+  team_member_id: string | null;
+  email: string;
+  period_key: string;
+  attempts: number;
+  rule_name: string;
+  scope: Scope;
+  frequency: Frequency;
+  organization_name: string;
+  timezone: string;
+  member_name: string | null;
+}
+
+interface EventRow {
+  id: string;
+  scope: Scope;
+  occurred_at: Date;
+  asset: string;
+  asset_type: string | null;
+  severity: Severity | null;
+  tags: string[] | null;
+  title: string;
+  summary: string | null;
+  url: string | null;
+  data: Record<string, unknown> | null;
+}
+
+export function messageIdFor(deliveryId: string, domain: string): string {
+  return `<${deliveryId}@${domain}>`;
+}
+
+/**
+ * Sends one delivery. Claims it first (pending → sending, attempts + 1), so a
+ * delivery already sent or cancelled is never sent again, whichever process or
+ * retry asks. The Message-ID is the delivery's own, the same on every attempt.
+ * A transient SMTP failure puts it back to pending and throws, for the queue to
+ * retry with backoff; `finalAttempt` records it as failed instead.
+ */
+export async function sendDelivery(ctx: MailerContext, deliveryId: string, options: { finalAttempt?: boolean } = {}): Promise<SendOutcome> {
+  const { db } = ctx;
+  const { rows } = await db.pool.query<DeliveryRow>(
+    `UPDATE deliveries d SET status = 'sending', attempts = d.attempts + 1, updated_at = now()
+       FROM notification_rules r, organizations o
+      WHERE d.id = $1 AND d.status IN ('pending', 'sending') AND r.id = d.rule_id AND o.id = r.organization_id
+      RETURNING d.id, d.rule_id, d.team_member_id, d.email, d.period_key, d.attempts, r.name AS rule_name, r.scope, r.frequency,
+                o.name AS organization_name, o.timezone,
+                (SELECT t.name FROM team_members t WHERE t.id = d.team_member_id) AS member_name`,
+    [deliveryId],
+  );
+  const delivery = rows[0];
+  if (!delivery) return { status: 'skipped', reason: 'already sent, cancelled or failed, or unknown' };
+  if (delivery.team_member_id === null) {
+    await db.pool.query(`UPDATE deliveries SET status = 'cancelled', last_error = $2, updated_at = now() WHERE id = $1`, [deliveryId, 'member removed']);
+    return { status: 'cancelled', reason: 'member removed' };
+  }
+
+  const { rows: events } = await db.pool.query<EventRow>(
+    `SELECT e.id, e.scope, e.occurred_at, e.asset, e.asset_type, e.severity, e.tags, e.title, e.summary, e.url, e.data
+       FROM matches m JOIN events e ON e.organization_id = m.organization_id AND e.id = m.event_id
+      WHERE m.rule_id = $1 AND m.period_key = $2 AND m.status = 'delivered'
+      ORDER BY e.occurred_at DESC, e.id
+      LIMIT $3`,
+    [delivery.rule_id, delivery.period_key, EVENTS_PER_MAIL],
+  );
+  const mailEvents: MailEvent[] = events.map((event) => ({
+    id: event.id,
+    scope: event.scope,
+    occurredAt: event.occurred_at,
+    asset: event.asset,
+    assetType: event.asset_type,
+    severity: event.severity,
+    tags: event.tags ?? [],
+    title: event.title,
+    summary: event.summary,
+    url: event.url,
+    data: event.data,
+  }));
+  const rendered = ctx.renderer.render({
+    organizationName: delivery.organization_name,
+    ruleName: delivery.rule_name,
+    scope: delivery.scope,
+    kind: delivery.frequency === 'instant' ? 'instant' : 'digest',
+    frequency: delivery.frequency,
+    timeZone: delivery.timezone,
+    recipient: { email: delivery.email, name: delivery.member_name },
+    events: mailEvents,
+  });
+  const messageId = messageIdFor(delivery.id, ctx.messageIdDomain);
+  try {
+    await ctx.transport.send({ from: ctx.from, to: delivery.email, subject: rendered.subject, html: rendered.html, text: rendered.text, messageId });
+  } catch (error) {
+    const permanent = classifySendError(error) === 'permanent';
+    const message = (error as Error).message?.slice(0, 2000) ?? String(error);
+    const final = permanent || options.finalAttempt === true;
+    await db.pool.query(`UPDATE deliveries SET status = $2, last_error = $3, updated_at = now() WHERE id = $1`, [deliveryId, final ? 'failed' : 'pending', message]);
+    return { status: 'failed', error: message, permanent };
+  }
+  await db.pool.query(
+    `UPDATE deliveries SET status = 'sent', message_id = $2, sent_at = now(), last_error = NULL, updated_at = now() WHERE id = $1`,
+    [deliveryId, messageId],
+  );
+  return { status: 'sent', messageId };
+}

@@ -32,7 +32,10 @@ const generatedClient = join(root, 'packages', 'db', 'src', 'generated', 'prisma
 
 if (!process.argv.includes('--generate-only') && (stamp.lock !== lockHash || !existsSync(join(root, 'node_modules', '.bin', 'tsx')))) {
   console.error('bootstrap: installing dependencies');
-  run('npm', existsSync(join(root, 'package-lock.json')) ? ['ci', '--no-audit', '--no-fund'] : ['install', '--no-audit', '--no-fund']);
+  // A fresh clone gets exactly the lockfile; an existing tree is updated in place
+  // (npm ci would delete node_modules under whatever else is running from it).
+  const fresh = !existsSync(join(root, 'node_modules')) && existsSync(join(root, 'package-lock.json'));
+  run('npm', fresh ? ['ci', '--no-audit', '--no-fund'] : ['install', '--no-audit', '--no-fund']);
   stamp.lock = lockHash;
   stamp.schema = undefined;
 }

@@ -12,8 +12,14 @@ export default async function setup(): Promise<void> {
   } catch (error) {
     throw new Error(`PostgreSQL is not reachable at ${DATABASE_URL}: ${(error as Error).message}`, { cause: error });
   }
+  // Schemas of runs that died before their own clean-up, older than an hour (so a
+  // run going on beside this one keeps its own).
   const { rows } = await client.query<{ nspname: string }>("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'test\\_%'");
-  for (const { nspname } of rows) await client.query(`DROP SCHEMA IF EXISTS "${nspname}" CASCADE`);
+  const hourAgo = Date.now() - 3600_000;
+  for (const { nspname } of rows) {
+    const created = parseInt(nspname.split('_')[1] ?? '', 36);
+    if (Number.isNaN(created) || created < hourAgo) await client.query(`DROP SCHEMA IF EXISTS "${nspname}" CASCADE`);
+  }
   await client.end();
   const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
   try {

@@ -7,7 +7,8 @@ export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /** A freshly migrated schema of its own, so test files run in parallel without meeting. */
 export async function createTestDatabase(): Promise<Database & { drop(): Promise<void> }> {
-  const schema = `test_${randomBytes(6).toString('hex')}`;
+  // The creation time in the name lets a later run clear what a killed run left, and only that.
+  const schema = `test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
   await migrate({ url: DATABASE_URL, schema });
   const db = createDatabase({ url: DATABASE_URL, schema, poolSize: 5 });
   return {

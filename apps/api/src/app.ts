@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { findPrincipalByKey } from '@notify/db';
 import type { AppDeps } from './deps';
@@ -16,6 +16,15 @@ import { healthRoutes } from './routes/health';
 import { ingestRoutes } from './routes/ingest/routes';
 import { notificationRuleRoutes } from './routes/notification-rules/routes';
 
+function containsNul(value: unknown, depth = 0): boolean {
+  if (typeof value === 'string') return value.includes('\0');
+  if (depth > 64 || typeof value !== 'object' || value === null) return false;
+  for (const [key, item] of Object.entries(value)) {
+    if (key.includes('\0') || containsNul(item, depth + 1)) return true;
+  }
+  return false;
+}
+
 export interface BuiltApp {
   app: FastifyInstance;
   keyCache: KeyCache;
@@ -24,13 +33,24 @@ export interface BuiltApp {
 /** Builds the HTTP app without listening: tests inject(), server.ts listens. */
 export async function buildApp(deps: AppDeps, options: { logger?: FastifyServerOptions['loggerInstance'] } = {}): Promise<BuiltApp> {
   const { config } = deps;
+  const docsUrl = config.http.docsUrl ?? `${config.http.publicUrl ?? `http://localhost:${config.http.port}`}/docs`;
   const app = Fastify({
     loggerInstance: options.logger ?? deps.logger,
     genReqId: () => randomUUID(),
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
     bodyLimit: config.http.bodyLimitBytes,
     trustProxy: config.http.trustProxy,
-    routerOptions: { ignoreTrailingSlash: true },
+    // Ids are opaque: a long one is routed (and then not found) rather than refused by the router.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
+    // A URL that cannot even be decoded names no resource: the same 404 as any unknown id.
+    frameworkErrors: (error, request, reply) => {
+      const notFound = error.code === 'FST_ERR_BAD_URL';
+      void (reply as unknown as FastifyReply)
+        .header(REQUEST_ID_HEADER, request.id)
+        .code(notFound ? 404 : 400)
+        .type('application/json; charset=utf-8')
+        .send({ code: notFound ? 10404 : 10400, details: notFound ? 'Not found.' : error.message, parameters: [], solution: docsUrl } as never);
+    },
     ajv: {
       customOptions: {
         allErrors: true,
@@ -46,17 +66,23 @@ export async function buildApp(deps: AppDeps, options: { logger?: FastifyServerO
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // Bodies are JSON only (decisions §1): without the built-in text parser any other
+  // content type is a 415 rather than a string that fails validation.
+  app.removeContentTypeParser('text/plain');
   // An empty JSON body reads as {}, so it meets the same "field is required" answers
   // as {}; NUL characters cannot be stored in PostgreSQL text, so they stop here.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body as string;
     if (text.trim() === '') return done(null, {});
-    if (text.includes('\\u0000')) {
-      const error = Object.assign(new SyntaxError('NUL characters (\\u0000) are not allowed.'), { statusCode: 400 });
-      return done(error, undefined);
-    }
-    return parseJson(request, text, done);
+    parseJson(request, text, (error, value) => {
+      if (error) return done(error, undefined);
+      // Only a body that spells an escaped NUL needs the deeper look.
+      if (text.includes('u0000') && containsNul(value)) {
+        return done(Object.assign(new SyntaxError('NUL characters (\\u0000) are not allowed.'), { statusCode: 400 }), undefined);
+      }
+      return done(null, value);
+    });
   });
   app.addHook('preValidation', async (request) => {
     if (request.body === undefined && ['POST', 'PUT', 'PATCH'].includes(request.method) && request.routeOptions.schema?.body) {
@@ -65,7 +91,6 @@ export async function buildApp(deps: AppDeps, options: { logger?: FastifyServerO
   });
 
   const keyCache = new KeyCache((key) => findPrincipalByKey(deps.db, key), config.apiKeyCacheMs);
-  const docsUrl = config.http.docsUrl ?? `${config.http.publicUrl ?? `http://localhost:${config.http.port}`}/docs`;
 
   app.addSchema(GatewayErrorBody);
   app.addSchema(ApplicationErrorBody);

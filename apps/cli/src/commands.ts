@@ -64,7 +64,8 @@ export const USAGE = `Usage: npm run cli -- <command> [arguments] [--flags]
   key default ORG_ID KEY_ID
   key delete ORG_ID KEY_ID               (the default key cannot be deleted)
 
-Configuration comes from the environment (DATABASE_URL, REDIS_URL). Output is JSON.`;
+Configuration comes from the environment (DATABASE_URL, DATABASE_SCHEMA, REDIS_URL). Output is JSON.
+Exit codes: 0 done, 1 refused (invalid input, not found, conflict), 2 usage error.`;
 
 /** Runs one operator command over the same domain code as the operator API; returns what to print. */
 export async function runCommand(context: CommandContext, args: string[], flags: Flags): Promise<unknown> {

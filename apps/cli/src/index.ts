@@ -1,1 +1,2 @@
 export { runCommand, UsageError, USAGE, type CommandContext } from './commands';
+export { runCli, EXIT, type CliOutput, type CliSession } from './cli';

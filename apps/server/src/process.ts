@@ -22,7 +22,7 @@ export async function startProcess(options: { env?: NodeJS.ProcessEnv; listen?: 
   const config = loadConfig(options.env ?? process.env);
   const deps = createDeps(config);
   const { logger } = deps;
-  await migrate({ url: config.databaseUrl, logger: { info: (m) => logger.info(m), warn: (m) => logger.warn(m) } });
+  await migrate({ url: config.databaseUrl, schema: config.databaseSchema, logger: { info: (m) => logger.info(m), warn: (m) => logger.warn(m) } });
   const runtime = await startWorkerRoles({ config, db: deps.db, queues: deps.queues, logger, roles: config.roles, transport: options.transport, now: options.now });
   deps.roles = { names: runtime.roles, isReady: () => runtime.isReady() };
 

@@ -7,3 +7,4 @@ export * from './email';
 export * from './conditions';
 export * from './schedule';
 export * from './rules';
+export * from './events';

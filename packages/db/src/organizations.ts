@@ -4,6 +4,9 @@ import type { Database } from './client';
 export const PLAN_GROUPS = ['platform', 'lookup', 'easm'] as const;
 export type PlanGroup = (typeof PLAN_GROUPS)[number];
 
+/** The largest rate limit or quota a plan may hold (the columns are 32-bit integers). */
+export const PLAN_LIMIT_MAX = 1_000_000_000;
+
 export interface Plan {
   groups: PlanGroup[];
   rateLimitPerSecond: number;
@@ -77,7 +80,10 @@ function validate(input: OrganizationInput, creating: boolean): void {
     ['plan.rate_limit_per_minute', plan.rateLimitPerMinute],
     ['plan.monthly_quota', plan.monthlyQuota],
   ] as const) {
-    if (value !== undefined && (!Number.isInteger(value) || value < 1)) issues.push({ param, details: [messages.min(1)] });
+    if (value === undefined) continue;
+    if (!Number.isInteger(value)) issues.push({ param, details: [messages.integer] });
+    else if (value < 1) issues.push({ param, details: [messages.min(1)] });
+    else if (value > PLAN_LIMIT_MAX) issues.push({ param, details: [messages.max(PLAN_LIMIT_MAX)] });
   }
   if (issues.length) throw new ValidationFailed(issues);
 }

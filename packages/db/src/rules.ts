@@ -195,10 +195,10 @@ export async function listRules(db: Database, organizationId: string, query: Rul
   const where = ['r.organization_id = $1'];
   if (query.nameContains !== undefined) where.push(`r.name ILIKE ${param(likePattern(query.nameContains))}`);
   if (query.nameNotContains !== undefined) where.push(`r.name NOT ILIKE ${param(likePattern(query.nameNotContains))}`);
-  if (query.scopeIn) where.push(`r.scope::text = ANY(${param(query.scopeIn)}::text[])`);
-  if (query.scopeNin) where.push(`r.scope::text <> ALL(${param(query.scopeNin)}::text[])`);
-  if (query.frequencyIn) where.push(`r.frequency::text = ANY(${param(query.frequencyIn)}::text[])`);
-  if (query.frequencyNin) where.push(`r.frequency::text <> ALL(${param(query.frequencyNin)}::text[])`);
+  if (query.scopeIn) where.push(`r.scope = ANY(${param(query.scopeIn)}::scope[])`);
+  if (query.scopeNin) where.push(`r.scope <> ALL(${param(query.scopeNin)}::scope[])`);
+  if (query.frequencyIn) where.push(`r.frequency = ANY(${param(query.frequencyIn)}::frequency[])`);
+  if (query.frequencyNin) where.push(`r.frequency <> ALL(${param(query.frequencyNin)}::frequency[])`);
   const memberExists = (ids: string[]) =>
     `EXISTS (SELECT 1 FROM notification_rule_members f WHERE f.rule_id = r.id AND f.team_member_id = ANY(${param(ids)}::uuid[]))`;
   if (query.membersIn) where.push(memberExists(query.membersIn));

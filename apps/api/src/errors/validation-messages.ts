@@ -66,6 +66,8 @@ function messageOf(error: SchemaError): string {
       if (error.params.format === 'date-time') return messages.datetime;
       return 'Enter a valid value.';
     case 'pattern':
+      // The schemas say "not blank" (not only white space) with the pattern \S: DRF words that as below.
+      if (error.params.pattern === '\\S') return messages.notBlank;
       return 'This value does not match the required pattern.';
     case 'not':
       return messages.immutable;

@@ -10,7 +10,7 @@ import type { PipelineContext } from '../context';
  */
 export async function deliverPeriod(ctx: PipelineContext, ruleId: string, periodKey: string): Promise<string[]> {
   const client = await ctx.db.pool.connect();
-  let created: string[] = [];
+  let created: string[];
   try {
     await client.query('BEGIN');
     const { rows: rules } = await client.query<{ enabled: boolean }>('SELECT enabled FROM notification_rules WHERE id = $1 FOR UPDATE', [ruleId]);

@@ -12,7 +12,7 @@ export async function flushRule(ctx: PipelineContext, ruleId: string): Promise<{
   const now = ctx.now();
   const periodKey = `f${now.getTime()}`;
   const client = await ctx.db.pool.connect();
-  let moved = 0;
+  let moved: number;
   try {
     await client.query('BEGIN');
     const { rows } = await client.query('SELECT 1 FROM notification_rules WHERE id = $1 FOR UPDATE', [ruleId]);

@@ -1,6 +1,7 @@
 import {
   collapseDuplicateEvents,
   eventParam,
+  ingestMessages,
   messages,
   ValidationFailed,
   INGEST_LIMITS,
@@ -65,6 +66,7 @@ function unknownOrganizationError(events: readonly IncomingEvent[], indices: rea
     param: eventParam(shape, index, 'organization_id'),
     details: [messages.unknownMember(events[index]!.organizationId)],
   }));
+  if (indices.length > INGEST_LIMITS.maxIssues) issues.push({ param: 'body', details: [ingestMessages.truncated(INGEST_LIMITS.maxIssues)] });
   return new ValidationFailed(issues);
 }
 

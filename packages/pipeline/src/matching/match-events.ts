@@ -55,7 +55,7 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
   const client = await ctx.db.pool.connect();
   const now = ctx.now();
   let created: NewMatch[] = [];
-  let eventCount = 0;
+  let eventCount: number;
   try {
     await client.query('BEGIN');
     // Row locks keep two matchers that got the same events from matching them twice.

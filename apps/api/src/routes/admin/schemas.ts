@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
-import { PLAN_GROUPS } from '@notify/db';
+import { PLAN_GROUPS, PLAN_LIMIT_MAX } from '@notify/db';
 import { Nullable, StringEnum } from '../../schemas/common';
 
-const positive = (description: string) => Type.Integer({ minimum: 1, maximum: 1_000_000_000, description });
+const positive = (description: string) => Type.Integer({ minimum: 1, maximum: PLAN_LIMIT_MAX, description });
 
 export const PlanInput = Type.Object({
   groups: Type.Optional(Type.Array(StringEnum(PLAN_GROUPS), { maxItems: 3, description: 'Endpoint groups the plan may call.' })),

@@ -39,6 +39,9 @@ export const notificationRuleRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }
   const { db } = deps;
   app.addSchema(RuleSummarySchema);
   const organizationOf = (principal: { organizationId: string } | null) => principal!.organizationId;
+  // Matchers also resynchronise periodically, so a lost announcement only delays the change.
+  const announce = (ruleId: string) =>
+    deps.ruleChanges.announce({ ruleIds: [ruleId] }).catch((error) => deps.logger.warn({ err: error }, 'could not announce a rule change'));
 
   app.post('/v1/platform/notification-rules', {
     config: { ...config, deferRequired: ['members'] },
@@ -55,6 +58,7 @@ export const notificationRuleRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }
       name: body.name.trim(),
       strategy: normalizedStrategy(body.strategy),
     });
+    await announce(rule.id);
     return reply.code(201).send(ruleJson(rule));
   });
 
@@ -71,6 +75,7 @@ export const notificationRuleRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }
   }, async (request) => {
     const { scope: _scope, strategy: _strategy, ...body } = request.body;
     const rule = await updateRule(db, organizationOf(request.principal), request.params.rule_id, { ...body, name: body.name.trim() });
+    await announce(rule.id);
     return ruleJson(rule);
   });
 
@@ -109,6 +114,7 @@ export const notificationRuleRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }
     },
   }, async (request, reply) => {
     await deleteRule(db, organizationOf(request.principal), request.params.rule_id);
+    await announce(request.params.rule_id);
     return reply.code(204).send(null);
   });
 };

@@ -82,7 +82,7 @@ export const RuleIdParams = Type.Object({ rule_id: Type.String({ description: 'T
 export const RuleListQuery = Type.Object({
   page: Type.Optional(QueryParam(`Page number, 1 to ${RULE_LIST_LIMITS.maxPage}. Default 1.`)),
   page_size: Type.Optional(QueryParam(`Rules per page, ${RULE_LIST_LIMITS.minPageSize} to ${RULE_LIST_LIMITS.maxPageSize}. Default ${RULE_LIST_LIMITS.defaultPageSize}.`)),
-  ordering: Type.Optional(QueryParam(`Comma-separated fields, each optionally prefixed with - for descending: ${RULE_ORDERING_FIELDS.join(', ')}. Default -added_date.`, '-added_date,name')),
+  ordering: Type.Optional(QueryParam(`Comma-separated fields, each optionally prefixed with - for descending: ${RULE_ORDERING_FIELDS.join(', ')}. Default -added_date. name sorts case-insensitively, scope and frequency alphabetically; ties end in a stable order.`, '-added_date,name')),
   name__contains: Type.Optional(QueryParam('Name contains this text (case-insensitive).')),
   name__not_contains: Type.Optional(QueryParam('Name does not contain this text (case-insensitive).')),
   scope__in: Type.Optional(QueryParam('Comma-separated scopes (or repeat the parameter).', 'new_open_port_detected,asset_ssl_changed')),

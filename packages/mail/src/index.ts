@@ -1,0 +1,8 @@
+export type { MailContent, MailEvent, MailRenderer, RenderedMail } from './mail-content';
+export { createMailRenderer } from './renderer';
+export { scopeLabel } from './scope-labels';
+export type { MailTransport, OutgoingMail, SendResult } from './outgoing-mail';
+export { createMailTransport } from './create-transport';
+export type { MailTransportOptions } from './create-transport';
+export { classifySendError, PermanentMailError, TransientMailError } from './send-errors';
+export type { SendErrorKind } from './send-errors';

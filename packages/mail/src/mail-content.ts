@@ -1,0 +1,39 @@
+import type { Frequency, Scope, Severity } from '@notify/core';
+
+export interface MailEvent {
+  id: string;
+  scope: Scope;
+  occurredAt: Date;
+  asset: string;
+  assetType: string | null;
+  severity: Severity | null;
+  tags: string[];
+  title: string;
+  summary: string | null;
+  url: string | null;
+  data: Record<string, unknown> | null;
+}
+
+export interface MailContent {
+  organizationName: string;
+  ruleName: string;
+  scope: Scope;
+  kind: 'instant' | 'digest';
+  frequency: Frequency;
+  period?: { start: Date; end: Date };
+  /** IANA zone of the organization; dates in the e-mail are shown in it. */
+  timeZone: string;
+  recipient: { email: string; name?: string | null };
+  /** Every match; the renderer caps how many it lists, the counts cover all. */
+  events: MailEvent[];
+}
+
+export interface RenderedMail {
+  subject: string;
+  html: string;
+  text: string;
+}
+
+export interface MailRenderer {
+  render(content: MailContent): RenderedMail;
+}

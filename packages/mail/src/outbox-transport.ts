@@ -1,0 +1,62 @@
+import { randomUUID } from 'node:crypto';
+import { access, constants, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import nodemailer from 'nodemailer';
+import type { MailTransport, OutgoingMail, SendResult } from './outgoing-mail';
+import { assertSendable } from './outgoing-mail';
+import { toMailError } from './send-errors';
+
+/** `<abc@notify.local>` → `abc@notify.local.eml`; anything unusual in the id becomes `_`. */
+export function outboxFileName(messageId: string): string {
+  const core = messageId.replace(/^<|>$/g, '').replace(/[^A-Za-z0-9._@-]/g, '_').replace(/^\.+/, '_');
+  return `${core.slice(0, 200) || 'message'}.eml`;
+}
+
+/**
+ * For running without an SMTP server: each message becomes an RFC 822 `.eml` file. Written to a
+ * temporary name and renamed, so a reader never sees half a file, and a re-send of the same
+ * delivery (same Message-ID) replaces the file instead of adding a second one.
+ */
+export function createOutboxTransport(options: { outboxDir: string }): MailTransport {
+  const dir = options.outboxDir;
+  const composer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows', disableFileAccess: true, disableUrlAccess: true });
+
+  return {
+    kind: 'outbox',
+    async send(mail: OutgoingMail): Promise<SendResult> {
+      assertSendable(mail);
+      const target = join(dir, outboxFileName(mail.messageId));
+      const temp = join(dir, `.${randomUUID()}.tmp`);
+      try {
+        await mkdir(dir, { recursive: true });
+        const info = await composer.sendMail({
+          from: mail.from,
+          to: mail.to,
+          subject: mail.subject,
+          html: mail.html,
+          text: mail.text,
+          messageId: mail.messageId,
+        });
+        const message = info.message;
+        if (!Buffer.isBuffer(message)) throw new Error('stream transport did not return a buffer');
+        await writeFile(temp, message, { flush: true });
+        await rename(temp, target);
+        return { messageId: info.messageId || mail.messageId, response: `written to ${target}` };
+      } catch (error) {
+        await rm(temp, { force: true }).catch(() => undefined);
+        throw toMailError(error);
+      }
+    },
+    async verify(): Promise<void> {
+      try {
+        await mkdir(dir, { recursive: true });
+        await access(dir, constants.W_OK);
+      } catch (error) {
+        throw toMailError(error);
+      }
+    },
+    async close(): Promise<void> {
+      composer.close();
+    },
+  };
+}

@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { hasControlCharacter, httpUrl, multiLine, singleLine, truncate } from './sanitize';
+
+describe('sanitize', () => {
+  it('makes one line of anything, without controls, separators or bidi overrides', () => {
+    expect(singleLine('a\r\nb\tc\u0000d\u2028e\u202Ef  g ', 100)).toBe('a b c d e f g');
+    expect(hasControlCharacter(singleLine('\u0007x\u007F\u0085', 10))).toBe(false);
+  });
+
+  it('keeps line breaks in free text, normalised to LF', () => {
+    expect(multiLine('one\r\ntwo\rthree\n\n\n\nfour\u0000', 100)).toBe('one\ntwo\nthree\n\nfour');
+  });
+
+  it('truncates by code points and marks the cut', () => {
+    expect(truncate('abcdef', 4)).toBe('abc…');
+    expect(truncate('😀😀😀😀😀', 3)).toBe('😀😀…');
+    expect(truncate('short', 10)).toBe('short');
+  });
+
+  it('accepts only absolute http(s) URLs', () => {
+    expect(httpUrl('https://example.com/a b')).toBe('https://example.com/a%20b');
+    expect(httpUrl('HTTP://EXAMPLE.COM')).toBe('http://example.com/');
+    for (const bad of ['javascript:alert(1)', ' javascript:alert(1)', 'java\nscript:alert(1)', 'data:text/html,x', 'vbscript:x', '//example.com', '/relative', 'mailto:a@b.c', 'ftp://x', '', null, undefined]) {
+      expect(httpUrl(bad), String(bad)).toBeNull();
+    }
+  });
+});

@@ -1,0 +1,50 @@
+// C0/C1 controls plus the Unicode line/paragraph separators and bidi overrides: any of them in a
+// subject or a one-line field could split a header or make text read differently than it is.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const UNSAFE_ONE_LINE = /[\u0000-\u001F\u007F-\u009F\u2028\u2029\u202A-\u202E\u2066-\u2069]+/g;
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const UNSAFE_MULTI_LINE = /[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u2028\u2029\u202A-\u202E\u2066-\u2069]+/g;
+
+/** True when the value holds a C0 control (CR, LF, NUL…) or DEL, anything that could end a header line. */
+export function hasControlCharacter(value: string): boolean {
+  for (let i = 0; i < value.length; i += 1) {
+    const code = value.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f) return true;
+  }
+  return false;
+}
+
+/** One line of text: every control or separator becomes a space, runs of spaces collapse. */
+export function singleLine(value: string, maxLength: number): string {
+  return truncate(value.replace(UNSAFE_ONE_LINE, ' ').replace(/ {2,}/g, ' ').trim(), maxLength);
+}
+
+/** Free text that may keep its line breaks (CRLF and CR normalised to LF). */
+export function multiLine(value: string, maxLength: number): string {
+  const text = value
+    .replace(/\r\n?/g, '\n')
+    .replace(UNSAFE_MULTI_LINE, ' ')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+  return truncate(text, maxLength);
+}
+
+/** Cuts by code points so a surrogate pair is never split, and marks the cut with an ellipsis. */
+export function truncate(value: string, maxLength: number): string {
+  if (value.length <= maxLength) return value;
+  const points = Array.from(value);
+  if (points.length <= maxLength) return value;
+  return `${points.slice(0, maxLength - 1).join('').trimEnd()}…`;
+}
+
+/** The URL when it is absolute http(s), otherwise null: `javascript:`, `data:` and the like never become links. */
+export function httpUrl(value: string | null | undefined): string | null {
+  if (typeof value !== 'string' || value.length === 0 || value.length > 2048) return null;
+  let url: URL;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    return null;
+  }
+  return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : null;
+}

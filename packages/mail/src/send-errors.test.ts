@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { classifySendError, PermanentMailError, toMailError, TransientMailError } from './send-errors';
+
+const smtp = (responseCode: number, code = 'EENVELOPE') => Object.assign(new Error(`${responseCode}`), { responseCode, code });
+const net = (code: string) => Object.assign(new Error(code), { code });
+
+describe('classifySendError', () => {
+  it.each([421, 450, 451, 452, 499])('SMTP %i is transient', (code) => {
+    expect(classifySendError(smtp(code))).toBe('transient');
+    expect(classifySendError(smtp(code, 'EMESSAGE'))).toBe('transient');
+  });
+
+  it.each([500, 550, 552, 553, 554, 599])('SMTP %i is permanent', (code) => {
+    expect(classifySendError(smtp(code))).toBe('permanent');
+    expect(classifySendError(smtp(code, 'EMESSAGE'))).toBe('permanent');
+  });
+
+  it.each(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ESOCKET', 'ECONNECTION', 'EDNS', 'ENOTFOUND', 'EAI_AGAIN', 'ETLS'])(
+    'connection error %s is transient',
+    (code) => expect(classifySendError(net(code))).toBe('transient'),
+  );
+
+  it('reads the original code nodemailer keeps under a generic one', () => {
+    expect(classifySendError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ESOCKET', originalCode: 'ECONNREFUSED' }))).toBe('transient');
+    expect(classifySendError(Object.assign(new Error('Greeting never received'), { code: 'ETIMEDOUT', timeoutType: 'GREETING_TIMEOUT' }))).toBe('transient');
+  });
+
+  it('treats a refused envelope or message without a 4xx code as permanent', () => {
+    expect(classifySendError(net('EENVELOPE'))).toBe('permanent');
+    expect(classifySendError(net('EMESSAGE'))).toBe('permanent');
+  });
+
+  it('retries authentication failures: they are the server configuration, not this message', () => {
+    expect(classifySendError(Object.assign(new Error('535 Invalid login'), { code: 'EAUTH', responseCode: 535 }))).toBe('transient');
+  });
+
+  it('keeps the verdict of an already classified error and retries unknown ones', () => {
+    expect(classifySendError(new PermanentMailError('x'))).toBe('permanent');
+    expect(classifySendError(new TransientMailError('x'))).toBe('transient');
+    expect(classifySendError(new Error('something odd'))).toBe('transient');
+    expect(classifySendError('a string')).toBe('transient');
+    expect(classifySendError(null)).toBe('transient');
+  });
+});
+
+describe('toMailError', () => {
+  it('wraps the cause in the class its classification calls for', () => {
+    const cause = smtp(550);
+    const wrapped = toMailError(cause);
+    expect(wrapped).toBeInstanceOf(PermanentMailError);
+    expect(wrapped.cause).toBe(cause);
+    expect(toMailError(net('ECONNRESET'))).toBeInstanceOf(TransientMailError);
+  });
+});

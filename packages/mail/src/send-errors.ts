@@ -1,0 +1,81 @@
+export type SendErrorKind = 'transient' | 'permanent';
+
+/** Worth retrying later: the server or the network said "not now". */
+export class TransientMailError extends Error {
+  readonly kind = 'transient' as const;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'TransientMailError';
+  }
+}
+
+/** Retrying would get the same answer: record it and show it to operators. */
+export class PermanentMailError extends Error {
+  readonly kind = 'permanent' as const;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'PermanentMailError';
+  }
+}
+
+const TRANSIENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ESOCKET',
+  'ECONNECTION',
+  'EDNS',
+  'ETLS',
+  'EPROTOCOL',
+  'EMAXLIMIT',
+  'EABORT',
+  'EPROXY',
+  // Credentials and TLS are the server's configuration, not this message's fault: a permanent
+  // verdict would throw away every e-mail until an operator fixes it, a retry delivers them after.
+  'EAUTH',
+  'ENOAUTH',
+]);
+
+const PERMANENT_CODES = new Set(['EENVELOPE', 'EMESSAGE', 'EMAXRECIPIENTS']);
+
+function field(error: object, key: string): unknown {
+  return (error as Record<string, unknown>)[key];
+}
+
+/**
+ * SMTP 4xx and connection trouble are transient; 5xx and a refused envelope or message are
+ * permanent. Anything unrecognised counts as transient: a bounded retry costs less than a lost alert.
+ */
+export function classifySendError(error: unknown): SendErrorKind {
+  if (error instanceof TransientMailError || error instanceof PermanentMailError) return error.kind;
+  if (typeof error !== 'object' || error === null) return 'transient';
+  const code = field(error, 'code');
+  const responseCode = field(error, 'responseCode');
+  if (typeof code === 'string' && (code === 'EAUTH' || code === 'ENOAUTH')) return 'transient';
+  if (typeof responseCode === 'number') {
+    if (responseCode >= 400 && responseCode < 500) return 'transient';
+    if (responseCode >= 500 && responseCode < 600) return 'permanent';
+  }
+  const originalCode = field(error, 'originalCode');
+  if (typeof originalCode === 'string' && TRANSIENT_CODES.has(originalCode)) return 'transient';
+  if (typeof code === 'string') {
+    if (TRANSIENT_CODES.has(code)) return 'transient';
+    if (PERMANENT_CODES.has(code)) return 'permanent';
+  }
+  return 'transient';
+}
+
+/** Wraps any failure of a send in the class its classification calls for. */
+export function toMailError(error: unknown): TransientMailError | PermanentMailError {
+  if (error instanceof TransientMailError || error instanceof PermanentMailError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return classifySendError(error) === 'transient'
+    ? new TransientMailError(message, { cause: error })
+    : new PermanentMailError(message, { cause: error });
+}

@@ -1,0 +1,117 @@
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createMailTransport } from './create-transport';
+import type { MailTransport, OutgoingMail } from './outgoing-mail';
+import { PermanentMailError, TransientMailError } from './send-errors';
+import { startSmtpSink } from './testing/smtp-sink';
+import type { SmtpSink } from './testing/smtp-sink';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function sink(options?: Parameters<typeof startSmtpSink>[0]): Promise<SmtpSink> {
+  const started = await startSmtpSink(options);
+  cleanups.push(started.close);
+  return started;
+}
+
+function transport(smtpUrl: string, extra: { maxConnections?: number; timeoutsMs?: number } = {}): MailTransport {
+  const created = createMailTransport({ smtpUrl, outboxDir: '/nonexistent-outbox', timeoutsMs: 5_000, ...extra });
+  cleanups.push(() => created.close());
+  return created;
+}
+
+function mail(overrides: Partial<OutgoingMail> = {}): OutgoingMail {
+  return {
+    from: 'Notify <alerts@notify.example>',
+    to: 'soc@acme.example',
+    subject: '[Acme] 1 new open port detected: Port 3389 open',
+    html: '<p>Port <b>3389</b> open</p>',
+    text: 'Port 3389 open',
+    messageId: `<${crypto.randomUUID()}@notify.local>`,
+    ...overrides,
+  };
+}
+
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe('smtp transport', () => {
+  it('delivers subject, from, to, Message-ID, html and text through the pool', async () => {
+    const server = await sink();
+    const smtp = transport(server.url);
+    expect(smtp.kind).toBe('smtp');
+    await smtp.verify();
+    const sent = mail({ subject: '[Acme] Daily digest: 42 events — New open port detected' });
+    const result = await smtp.send(sent);
+
+    expect(result.messageId).toBe(sent.messageId);
+    expect(result.response).toMatch(/^250/);
+    expect(server.messages).toHaveLength(1);
+    const received = server.messages[0];
+    expect(received?.subject).toBe(sent.subject);
+    expect(received?.messageId).toBe(sent.messageId);
+    expect(received?.from?.value).toEqual([{ address: 'alerts@notify.example', name: 'Notify' }]);
+    expect(received?.to && !Array.isArray(received.to) ? received.to.value.map((a) => a.address) : []).toEqual(['soc@acme.example']);
+    expect(server.recipients[0]).toEqual(['soc@acme.example']);
+    expect(received?.html).toContain('<b>3389</b>');
+    expect(received?.text?.trim()).toBe('Port 3389 open');
+  });
+
+  it('reuses pooled connections instead of one per message', async () => {
+    const server = await sink();
+    const smtp = transport(server.url, { maxConnections: 2 });
+    const sent = Array.from({ length: 12 }, (_, i) => mail({ to: `member${i}@acme.example` }));
+    await Promise.all(sent.map((message) => smtp.send(message)));
+    expect(server.messages.map((m) => m.messageId).sort()).toEqual(sent.map((m) => m.messageId).sort());
+    expect(server.connections).toBeLessThanOrEqual(2);
+  });
+
+  it('turns a 451 into a TransientMailError', async () => {
+    const server = await sink({ rejectRecipientWith: 451 });
+    const error = await transport(server.url).send(mail()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TransientMailError);
+    expect((error as Error).cause).toMatchObject({ responseCode: 451 });
+  });
+
+  it('turns a 550 into a PermanentMailError, at RCPT or after DATA', async () => {
+    for (const options of [{ rejectRecipientWith: 550 }, { rejectDataWith: 550 }]) {
+      const server = await sink(options);
+      const error = await transport(server.url).send(mail()).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(PermanentMailError);
+      expect((error as Error).cause).toMatchObject({ responseCode: 550 });
+      expect(server.messages).toHaveLength(0);
+    }
+  });
+
+  it('treats a refused connection as transient, for send and verify', async () => {
+    const smtp = transport(`smtp://127.0.0.1:${await closedPort()}`);
+    await expect(smtp.send(mail())).rejects.toBeInstanceOf(TransientMailError);
+    await expect(smtp.verify()).rejects.toBeInstanceOf(TransientMailError);
+  });
+
+  it.each([
+    ['a CR/LF header injection', 'soc@acme.example\r\nBcc: attacker@example.com'],
+    ['a list of addresses', 'soc@acme.example, attacker@example.com'],
+    ['a display name with angle brackets', 'SOC <soc@acme.example>'],
+    ['no address at all', 'not-an-address'],
+  ])('rejects %s as recipient, permanently and before connecting', async (_case, to) => {
+    const server = await sink();
+    const error = await transport(server.url).send(mail({ to })).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PermanentMailError);
+    expect(server.connections).toBe(0);
+  });
+
+  it('rejects a malformed Message-ID permanently', async () => {
+    const server = await sink();
+    await expect(transport(server.url).send(mail({ messageId: 'no-brackets@x\r\nX: y' }))).rejects.toBeInstanceOf(PermanentMailError);
+  });
+});

@@ -1,0 +1,94 @@
+// MJML with mustache tags, compiled to HTML once at start. Rules for editing:
+// - only `{{name}}` (escaped) — never `{{{name}}}` or `{{&name}}`; a test enforces it;
+// - loops around whole sections go in <mj-raw>, which MJML copies through untouched;
+// - every `href` gets a value the view model already restricted to http(s).
+
+const HEAD = `
+  <mj-head>
+    <mj-title>{{subject}}</mj-title>
+    <mj-preview>{{preheader}}</mj-preview>
+    <mj-attributes>
+      <mj-all font-family="-apple-system, 'Segoe UI', Helvetica, Arial, sans-serif" />
+      <mj-text font-size="14px" line-height="1.5" color="#111827" />
+      <mj-section padding="8px 0" />
+    </mj-attributes>
+  </mj-head>`;
+
+const HEADER = `
+    <mj-section background-color="#111827" padding="16px 0">
+      <mj-column>
+        <mj-text color="#d1d5db" font-size="12px" padding-bottom="0">{{organizationName}} · {{kindLabel}}</mj-text>
+        <mj-text color="#ffffff" font-size="20px" font-weight="600">{{heading}}</mj-text>
+      </mj-column>
+    </mj-section>`;
+
+const SUMMARY = `
+    <mj-section>
+      <mj-column>
+        <mj-text>
+          {{#recipientName}}<p style="margin:0 0 8px">Hello {{recipientName}},</p>{{/recipientName}}
+          <p style="margin:0 0 8px">Rule <strong>{{ruleName}}</strong> matched <strong>{{totalText}}</strong> on {{assetsText}}.</p>
+          {{#periodText}}<p style="margin:0 0 8px;color:#4b5563">Period: {{periodText}}</p>{{/periodText}}
+          <p style="margin:0">{{#severityCounts}}<span style="display:inline-block;margin:0 6px 6px 0;padding:2px 8px;border-radius:10px;background-color:{{color}};color:#ffffff;font-size:12px">{{count}} {{label}}</span>{{/severityCounts}}</p>
+        </mj-text>
+      </mj-column>
+    </mj-section>`;
+
+const ASSET_TABLE = `
+    <mj-raw>{{#assetCounts.length}}</mj-raw>
+    <mj-section>
+      <mj-column>
+        <mj-text font-size="16px" font-weight="600" padding-bottom="0">Events per asset</mj-text>
+        <mj-table font-size="13px">
+          {{#assetCounts}}<tr style="border-bottom:1px solid #e5e7eb"><td style="padding:4px 0">{{asset}}</td><td style="padding:4px 0;text-align:right">{{count}}</td></tr>{{/assetCounts}}
+          {{#moreAssetsText}}<tr><td colspan="2" style="padding:4px 0;color:#4b5563">{{moreAssetsText}}</td></tr>{{/moreAssetsText}}
+        </mj-table>
+      </mj-column>
+    </mj-section>
+    <mj-raw>{{/assetCounts.length}}</mj-raw>`;
+
+const EVENT_GROUPS = `
+    <mj-raw>{{#groups}}</mj-raw>
+    <mj-section>
+      <mj-column border-top="1px solid #e5e7eb">
+        <mj-text>
+          <h2 style="margin:8px 0 4px;font-size:16px">{{asset}}{{#assetType}} <span style="color:#6b7280;font-weight:400">({{assetType}})</span>{{/assetType}} <span style="color:#6b7280;font-weight:400">· {{countText}}</span></h2>
+          {{#severities}}
+          <h3 style="margin:12px 0 6px;font-size:13px;color:{{color}};text-transform:uppercase">{{label}} · {{count}}</h3>
+          {{#events}}
+          <div style="margin:0 0 12px;padding:6px 10px;border-left:3px solid {{color}}">
+            <div style="font-weight:600">{{#link}}<a href="{{link}}" target="_blank" rel="noopener noreferrer" style="color:#1d4ed8">{{title}}</a>{{/link}}{{^link}}{{title}}{{/link}}</div>
+            <div style="color:#6b7280;font-size:12px">{{occurredAt}}{{#tags}} · {{tags}}{{/tags}}</div>
+            {{#summary}}<div style="margin-top:4px;white-space:pre-line">{{summary}}</div>{{/summary}}
+            {{#data}}<div style="font-size:12px;color:#374151"><span style="color:#6b7280">{{key}}:</span> {{value}}</div>{{/data}}
+          </div>
+          {{/events}}
+          {{/severities}}
+        </mj-text>
+      </mj-column>
+    </mj-section>
+    <mj-raw>{{/groups}}</mj-raw>
+    <mj-raw>{{#moreText}}</mj-raw>
+    <mj-section>
+      <mj-column>
+        <mj-text color="#4b5563" font-style="italic">{{moreText}}</mj-text>
+      </mj-column>
+    </mj-section>
+    <mj-raw>{{/moreText}}</mj-raw>`;
+
+const FOOTER = `
+    <mj-section>
+      <mj-column border-top="1px solid #e5e7eb">
+        <mj-text font-size="12px" color="#6b7280">You receive this e-mail because the notification rule “{{ruleName}}” of {{organizationName}} ({{scopeLabel}}) sends it to you. Times are shown in {{timeZone}}.</mj-text>
+      </mj-column>
+    </mj-section>`;
+
+export const INSTANT_MJML = `<mjml lang="en">${HEAD}
+  <mj-body background-color="#ffffff" width="640px">${HEADER}${SUMMARY}${EVENT_GROUPS}${FOOTER}
+  </mj-body>
+</mjml>`;
+
+export const DIGEST_MJML = `<mjml lang="en">${HEAD}
+  <mj-body background-color="#ffffff" width="640px">${HEADER}${SUMMARY}${ASSET_TABLE}${EVENT_GROUPS}${FOOTER}
+  </mj-body>
+</mjml>`;

@@ -1,0 +1,55 @@
+// Mustache, rendered without HTML escaping (it is text/plain); the view model has already made
+// every one-line value a single line and capped its length.
+export const TEXT_TEMPLATE = `{{organizationName}} · {{kindLabel}}
+{{heading}}
+
+{{#recipientName}}
+Hello {{recipientName}},
+
+{{/recipientName}}
+Rule "{{ruleName}}" matched {{totalText}} on {{assetsText}}.
+{{#periodText}}
+Period: {{periodText}}
+{{/periodText}}
+{{#severityCounts}}
+  {{label}}: {{count}}
+{{/severityCounts}}
+{{#assetCounts.length}}
+
+Events per asset:
+{{#assetCounts}}
+  {{asset}}: {{count}}
+{{/assetCounts}}
+{{#moreAssetsText}}
+  {{moreAssetsText}}
+{{/moreAssetsText}}
+{{/assetCounts.length}}
+{{#groups}}
+
+== {{asset}}{{#assetType}} ({{assetType}}){{/assetType}} · {{countText}} ==
+{{#severities}}
+
+-- {{label}} · {{count}} --
+{{#events}}
+* {{title}}
+  {{occurredAt}}{{#tags}} · {{tags}}{{/tags}}
+{{#summaryText}}
+  {{summaryText}}
+{{/summaryText}}
+{{#data}}
+  {{key}}: {{value}}
+{{/data}}
+{{#link}}
+  {{link}}
+{{/link}}
+{{/events}}
+{{/severities}}
+{{/groups}}
+{{#moreText}}
+
+{{moreText}}
+{{/moreText}}
+
+--
+You receive this e-mail because the notification rule "{{ruleName}}" of {{organizationName}} ({{scopeLabel}}) sends it to you. Times are shown in {{timeZone}}.
+`;

@@ -1,0 +1,124 @@
+import { randomBytes } from 'node:crypto';
+import { startProcess, type RunningProcess } from '../../apps/server/src/process';
+import { ADMIN_TOKEN, INGEST_TOKEN } from './app';
+import { createTestDatabase, DATABASE_URL, REDIS_URL } from './database';
+import type { TestSmtpServer } from './smtp';
+import type { LightMyRequestResponse } from 'fastify';
+
+export interface PipelineHarness {
+  process: RunningProcess;
+  db: Awaited<ReturnType<typeof createTestDatabase>>;
+  admin(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown): Promise<LightMyRequestResponse>;
+  api(key: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown): Promise<LightMyRequestResponse>;
+  ingest(payload: unknown): Promise<LightMyRequestResponse>;
+  /** An organization with `memberCount` members and a key. */
+  createOrg(options?: { memberCount?: number; timezone?: string; name?: string }): Promise<{ id: string; key: string; members: Array<{ team_member_uuid: string; email: string }> }>;
+  /** Creates a rule and waits until the matcher's index has it. */
+  createRule(key: string, body: Record<string, unknown>): Promise<{ id: string } & Record<string, unknown>>;
+  waitForIndex(ruleId: string, present: boolean): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The whole service in this test process (api, matcher, scheduler, mailer) on a
+ * database schema and queue prefix of its own, sending to the given SMTP server,
+ * with short intervals so tests run fast.
+ */
+export async function startPipeline(smtp: TestSmtpServer, env: Record<string, string> = {}): Promise<PipelineHarness> {
+  const db = await createTestDatabase();
+  const url = new URL(DATABASE_URL);
+  const process = await startProcess({
+    listen: false,
+    env: {
+      DATABASE_URL,
+      DATABASE_SCHEMA: db.schema,
+      REDIS_URL,
+      QUEUE_PREFIX: `test-${randomBytes(4).toString('hex')}`,
+      ADMIN_TOKEN,
+      INGEST_TOKEN,
+      SMTP_URL: smtp.url,
+      MAIL_FROM: 'Security Alerts <alerts@notify.test>',
+      LOG_LEVEL: 'silent',
+      INSTANT_COALESCE_MS: '1000',
+      SCHEDULER_TICK_MS: '100',
+      RECONCILE_INTERVAL_MS: '1000',
+      MAIL_BACKOFF_MS: '50',
+      MAIL_ATTEMPTS: '6',
+      DOCS_URL: `http://${url.host}/docs`,
+      ...env,
+    },
+  });
+  const app = process.app!;
+  const admin: PipelineHarness['admin'] = (method, path, payload) =>
+    app.inject({ method, url: path, payload: payload as never, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  const api: PipelineHarness['api'] = (key, method, path, payload) => app.inject({ method, url: path, payload: payload as never, headers: { apikey: key } });
+  const ingest: PipelineHarness['ingest'] = (payload) =>
+    app.inject({ method: 'POST', url: '/v1/ingest/events', payload: payload as never, headers: { authorization: `Bearer ${INGEST_TOKEN}` } });
+
+  let orgs = 0;
+  const harness: PipelineHarness = {
+    process,
+    db,
+    admin,
+    api,
+    ingest,
+    async createOrg(options = {}) {
+      orgs++;
+      const org = await admin('POST', '/admin/v1/organizations', {
+        name: options.name ?? `Org ${orgs}`,
+        timezone: options.timezone,
+        plan: { rate_limit_per_second: 10_000, rate_limit_per_minute: 100_000 },
+      });
+      if (org.statusCode !== 201) throw new Error(org.body);
+      const id = org.json().id as string;
+      const members = [];
+      for (let i = 0; i < (options.memberCount ?? 1); i++) {
+        const member = await admin('POST', `/admin/v1/organizations/${id}/members`, { email: `member${i}@org${orgs}.example.com` });
+        if (member.statusCode !== 201) throw new Error(member.body);
+        members.push({ team_member_uuid: member.json().team_member_uuid as string, email: member.json().email as string });
+      }
+      const key = await admin('POST', `/admin/v1/organizations/${id}/api-keys`, { name: 'default' });
+      return { id, key: key.json().key as string, members };
+    },
+    async createRule(key, body) {
+      const response = await api(key, 'POST', '/v1/platform/notification-rules', body);
+      if (response.statusCode !== 201) throw new Error(response.body);
+      const rule = response.json();
+      await harness.waitForIndex(rule.id, rule.enabled !== false);
+      return rule;
+    },
+    async waitForIndex(ruleId, present) {
+      const deadline = Date.now() + 5000;
+      while (process.runtime.index.has(ruleId) !== present) {
+        if (Date.now() > deadline) throw new Error(`rule ${ruleId} did not ${present ? 'reach' : 'leave'} the matcher's index within 5 s`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    },
+    async stop() {
+      await process.stop();
+      await db.drop();
+    },
+  };
+  return harness;
+}
+
+let eventCounter = 0;
+/** A valid event for `organizationId`, with overridable fields. */
+export function makeEvent(organizationId: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  eventCounter++;
+  return {
+    id: `evt-${Date.now()}-${eventCounter}-${randomBytes(3).toString('hex')}`,
+    organization_id: organizationId,
+    scope: 'new_open_port_detected',
+    occurred_at: new Date().toISOString(),
+    asset: 'mail.example.com',
+    asset_type: 'subdomain',
+    severity: 'high',
+    tags: ['production'],
+    title: 'Port 3389 (RDP) open on mail.example.com',
+    summary: 'RDP is reachable from the internet.',
+    url: 'https://platform.example.com/findings/1',
+    data: { port: 3389, service: 'rdp' },
+    ...overrides,
+  };
+}

@@ -1,0 +1,249 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
+import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from '../support/smtp';
+
+const RULES = '/v1/platform/notification-rules';
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP server', () => {
+  let smtp: TestSmtpServer;
+  let p: PipelineHarness;
+
+  beforeAll(async () => {
+    smtp = await startSmtpServer();
+    p = await startPipeline(smtp);
+  });
+  afterAll(async () => {
+    await p.stop();
+    await smtp.close();
+  });
+
+  const mailsTo = (email: string): ReceivedMail[] => smtp.received.filter((mail) => mail.to.includes(email));
+  async function waitForMails(email: string, count: number, timeoutMs = 10_000): Promise<ReceivedMail[]> {
+    const deadline = Date.now() + timeoutMs;
+    while (mailsTo(email).length < count) {
+      if (Date.now() > deadline) throw new Error(`expected ${count} e-mails to ${email}, got ${mailsTo(email).length}`);
+      await sleep(25);
+    }
+    return mailsTo(email);
+  }
+  async function ingest(events: unknown[]): Promise<void> {
+    const response = await p.ingest({ events });
+    expect(response.statusCode, response.body).toBe(202);
+  }
+
+  it('sends an instant rule its first match at once, naming organization, count and kind', async () => {
+    const org = await p.createOrg({ name: 'Acme Corp' });
+    const member = org.members[0]!;
+    await p.createRule(org.key, { name: 'Open ports', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
+    const event = makeEvent(org.id, { title: 'Port 3389 (RDP) open on mail.example.com' });
+    await ingest([event]);
+    const [mail] = await waitForMails(member.email, 1);
+    expect(mail!.subject).toContain('Acme Corp');
+    expect(mail!.subject).toMatch(/1\b/);
+    expect(mail!.subject.toLowerCase()).toContain('open port');
+    expect(mail!.html).toContain('Port 3389 (RDP) open on mail.example.com');
+    expect(mail!.text).toContain('Port 3389 (RDP) open on mail.example.com');
+    expect(mail!.html.replaceAll('&#x2F;', '/')).toMatch(/href="https:\/\/platform\.example\.com\/findings\/1"/);
+    expect(mail!.messageId).toMatch(/^<[0-9a-f-]{36}@notify\.test>$/);
+    const { rows } = await p.db.pool.query(`SELECT status, attempts, message_id, sent_at FROM deliveries WHERE email = $1`, [member.email]);
+    expect(rows).toEqual([expect.objectContaining({ status: 'sent', attempts: 1, message_id: mail!.messageId })]);
+  });
+
+  it('coalesces a burst that follows the first e-mail into one more e-mail', async () => {
+    const org = await p.createOrg();
+    const member = org.members[0]!;
+    await p.createRule(org.key, { name: 'Burst', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
+    await ingest([makeEvent(org.id, { title: 'first' })]);
+    await waitForMails(member.email, 1);
+    for (let i = 0; i < 5; i++) await ingest([makeEvent(org.id, { title: `burst ${i}` })]);
+    const mails = await waitForMails(member.email, 2);
+    await sleep(1500);
+    expect(mailsTo(member.email)).toHaveLength(2);
+    for (let i = 0; i < 5; i++) expect(mails[1]!.html).toContain(`burst ${i}`);
+    expect(mails[1]!.subject).toMatch(/5\b/);
+  });
+
+  it('holds digest matches until their period, and a flush sends one digest per member now', async () => {
+    const org = await p.createOrg({ memberCount: 2 });
+    const [a, b] = org.members;
+    const rule = await p.createRule(org.key, {
+      name: 'Daily', scope: 'asset_ssl_changed', frequency: 'daily', delivery_hour: 6,
+      members: [a!.team_member_uuid, b!.team_member_uuid],
+    });
+    await ingest([1, 2, 3].map((i) => makeEvent(org.id, { scope: 'asset_ssl_changed', asset: `host${i}.example.com`, title: `Certificate changed ${i}` })));
+    await sleep(700);
+    expect(mailsTo(a!.email)).toHaveLength(0);
+    const flush = await p.admin('POST', `/admin/v1/notification-rules/${rule.id}/flush`);
+    expect(flush.statusCode).toBe(202);
+    expect(flush.json()).toEqual({ matches: 3, deliveries: 2 });
+    const [toA] = await waitForMails(a!.email, 1);
+    const [toB] = await waitForMails(b!.email, 1);
+    for (const mail of [toA!, toB!]) {
+      for (let i = 1; i <= 3; i++) expect(mail.html).toContain(`host${i}.example.com`);
+      expect(mail.subject).toMatch(/3\b/);
+    }
+    expect(toA!.messageId).not.toBe(toB!.messageId);
+    // Nothing is left to send: a second flush finds nothing.
+    expect((await p.admin('POST', `/admin/v1/notification-rules/${rule.id}/flush`)).json()).toEqual({ matches: 0, deliveries: 0 });
+  });
+
+  it('sends only what the strategy lets through', async () => {
+    const org = await p.createOrg();
+    const member = org.members[0]!;
+    await p.createRule(org.key, {
+      name: 'Critical production', scope: 'new_vulnerability_detected', members: [member.team_member_uuid],
+      strategy: { must: [{ name: 'severity', type: 'gte', value: 'high' }], must_not: [{ name: 'tags', type: 'contains_any', value: ['test'] }] },
+    });
+    await ingest([
+      makeEvent(org.id, { scope: 'new_vulnerability_detected', severity: 'low', title: 'too low' }),
+      makeEvent(org.id, { scope: 'new_vulnerability_detected', severity: 'critical', tags: ['test'], title: 'test asset' }),
+      makeEvent(org.id, { scope: 'new_vulnerability_detected', severity: 'critical', tags: ['production'], title: 'the one' }),
+    ]);
+    const [mail] = await waitForMails(member.email, 1);
+    await sleep(1500);
+    expect(mailsTo(member.email)).toHaveLength(1);
+    expect(mail!.html).toContain('the one');
+    expect(mail!.html).not.toContain('too low');
+    expect(mail!.html).not.toContain('test asset');
+  });
+
+  it('sends nothing for a disabled rule, another scope or another organization', async () => {
+    const org = await p.createOrg();
+    const other = await p.createOrg();
+    const member = org.members[0]!;
+    const rule = await p.createRule(org.key, { name: 'Off', scope: 'new_open_port_detected', members: [member.team_member_uuid], enabled: false });
+    await p.createRule(org.key, { name: 'Other scope', scope: 'asset_dns_changed', members: [member.team_member_uuid] });
+    await ingest([makeEvent(org.id), makeEvent(other.id, { scope: 'asset_dns_changed' })]);
+    await sleep(1500);
+    expect(mailsTo(member.email)).toHaveLength(0);
+    // Enabled again, the next event goes out.
+    const enabled = await p.api(org.key, 'PUT', `${RULES}/${rule.id}`, { name: 'Off', members: [member.team_member_uuid], enabled: true });
+    expect(enabled.statusCode).toBe(200);
+    await p.waitForIndex(rule.id, true);
+    await ingest([makeEvent(org.id)]);
+    await waitForMails(member.email, 1);
+  });
+
+  it('treats a re-sent event id as the same event: one e-mail', async () => {
+    const org = await p.createOrg();
+    const member = org.members[0]!;
+    await p.createRule(org.key, { name: 'Dup', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
+    const event = makeEvent(org.id);
+    await ingest([event]);
+    const again = await p.ingest({ events: [event] });
+    expect(again.statusCode).toBe(202);
+    expect(again.json()).toEqual({ accepted: 0, duplicates: 1 });
+    await waitForMails(member.email, 1);
+    await sleep(1500);
+    expect(mailsTo(member.email)).toHaveLength(1);
+  });
+
+  it('escapes event text: no HTML, script or link injection', async () => {
+    const org = await p.createOrg({ name: 'Acme <b>Bold</b>' });
+    const member = org.members[0]!;
+    await p.createRule(org.key, { name: 'Escape', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
+    await ingest([makeEvent(org.id, {
+      title: '<script>alert("x")</script><img src=x onerror=alert(1)>',
+      asset: '"><a href="https://evil.example">click</a>',
+      data: { note: '<iframe src="https://evil.example"></iframe>' },
+    })]);
+    const [mail] = await waitForMails(member.email, 1);
+    expect(mail!.html).not.toContain('<script>');
+    expect(mail!.html).not.toContain('<img src=x');
+    expect(mail!.html).not.toContain('href="https://evil.example"');
+    expect(mail!.html).not.toContain('href="javascript:');
+    expect(mail!.html).not.toContain('<iframe');
+    expect(mail!.html).toContain('&lt;script&gt;');
+    expect(mail!.subject).not.toContain('\n');
+  });
+
+  it('stops e-mails to a removed member', async () => {
+    const org = await p.createOrg({ memberCount: 2 });
+    const [stay, leave] = org.members;
+    await p.createRule(org.key, { name: 'Two', scope: 'new_open_port_detected', members: [stay!.team_member_uuid, leave!.team_member_uuid] });
+    expect((await p.admin('DELETE', `/admin/v1/organizations/${org.id}/members/${leave!.team_member_uuid}`)).statusCode).toBe(204);
+    await ingest([makeEvent(org.id)]);
+    await waitForMails(stay!.email, 1);
+    await sleep(500);
+    expect(mailsTo(leave!.email)).toHaveLength(0);
+  });
+
+  it('drops pending digest matches when the rule is disabled or deleted', async () => {
+    const org = await p.createOrg();
+    const member = org.members[0]!;
+    const body = { name: 'Weekly', scope: 'new_asset_discovered', frequency: 'weekly', members: [member.team_member_uuid] };
+    const rule = await p.createRule(org.key, body);
+    await ingest([makeEvent(org.id, { scope: 'new_asset_discovered' })]);
+    const pending = async () => (await p.db.pool.query(`SELECT count(*)::int AS n FROM matches WHERE rule_id = $1 AND status = 'pending'`, [rule.id])).rows[0].n as number;
+    const deadline = Date.now() + 5000;
+    while ((await pending()) === 0 && Date.now() < deadline) await sleep(25);
+    expect(await pending()).toBe(1);
+    const disabled = await p.api(org.key, 'PUT', `${RULES}/${rule.id}`, { name: body.name, members: body.members, enabled: false });
+    expect(disabled.statusCode, disabled.body).toBe(200);
+    expect(await pending()).toBe(0);
+    const { rows } = await p.db.pool.query(`SELECT status FROM matches WHERE rule_id = $1`, [rule.id]);
+    expect(rows).toEqual([{ status: 'dropped' }]);
+    // Deleting the rule removes what was left of it.
+    expect((await p.api(org.key, 'DELETE', `${RULES}/${rule.id}`)).statusCode).toBe(204);
+    expect((await p.db.pool.query(`SELECT count(*)::int AS n FROM matches WHERE rule_id = $1`, [rule.id])).rows[0].n).toBe(0);
+    expect((await p.admin('POST', `/admin/v1/notification-rules/${rule.id}/flush`)).statusCode).toBe(404);
+  });
+});
+
+describe('SMTP failures', () => {
+  let smtp: TestSmtpServer;
+  let p: PipelineHarness;
+
+  beforeAll(async () => {
+    smtp = await startSmtpServer();
+    p = await startPipeline(smtp);
+  });
+  afterAll(async () => {
+    await p.stop();
+    await smtp.close();
+  });
+
+  async function deliveryOf(email: string, until: (row: Record<string, unknown>) => boolean) {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const { rows } = await p.db.pool.query(`SELECT id, status, attempts, last_error, message_id FROM deliveries WHERE email = $1`, [email]);
+      if (rows[0] && until(rows[0])) return rows[0];
+      if (Date.now() > deadline) throw new Error(`delivery to ${email} never reached the expected state: ${JSON.stringify(rows)}`);
+      await sleep(25);
+    }
+  }
+
+  it('retries a transient failure (451) with backoff until it is accepted', async () => {
+    const org = await p.createOrg();
+    const member = org.members[0]!;
+    smtp.setVerdict(({ to, attempt }) => (to.includes(member.email) && attempt <= 2 ? { code: 451, message: 'Try again later' } : 'accept'));
+    await p.createRule(org.key, { name: 'Retry', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
+    await p.ingest({ events: [makeEvent(org.id)] });
+    const row = await deliveryOf(member.email, (r) => r.status === 'sent');
+    expect(row.attempts).toBe(3);
+    expect(smtp.received.filter((mail) => mail.to.includes(member.email))).toHaveLength(1);
+  });
+
+  it('records a permanent failure (550) without retrying, and an operator can retry it', async () => {
+    const org = await p.createOrg();
+    const member = org.members[0]!;
+    let refuse = true;
+    smtp.setVerdict(({ to }) => (refuse && to.includes(member.email) ? { code: 550, message: 'No such user' } : 'accept'));
+    const rule = await p.createRule(org.key, { name: 'Refused', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
+    await p.ingest({ events: [makeEvent(org.id)] });
+    const row = await deliveryOf(member.email, (r) => r.status === 'failed');
+    expect(row.attempts).toBe(1);
+    expect(String(row.last_error)).toContain('550');
+    const listed = await p.admin('GET', `/admin/v1/notification-rules/${rule.id}/deliveries?status=failed`);
+    expect(listed.statusCode).toBe(200);
+    expect(listed.json().results).toEqual([expect.objectContaining({ id: row.id, status: 'failed', attempts: 1 })]);
+
+    refuse = false;
+    const retried = await p.admin('POST', `/admin/v1/deliveries/${row.id}/retry`);
+    expect(retried.statusCode).toBe(202);
+    const sent = await deliveryOf(member.email, (r) => r.status === 'sent');
+    expect(sent.attempts).toBe(2);
+    expect((await p.admin('POST', `/admin/v1/deliveries/${row.id}/retry`)).statusCode).toBe(409);
+  });
+});

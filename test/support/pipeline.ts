@@ -7,6 +7,7 @@ import type { LightMyRequestResponse } from 'fastify';
 
 export interface PipelineHarness {
   process: RunningProcess;
+  queuePrefix: string;
   db: Awaited<ReturnType<typeof createTestDatabase>>;
   admin(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown): Promise<LightMyRequestResponse>;
   api(key: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown): Promise<LightMyRequestResponse>;
@@ -24,16 +25,26 @@ export interface PipelineHarness {
  * database schema and queue prefix of its own, sending to the given SMTP server,
  * with short intervals so tests run fast.
  */
-export async function startPipeline(smtp: TestSmtpServer, env: Record<string, string> = {}): Promise<PipelineHarness> {
-  const db = await createTestDatabase();
+export interface PipelineOptions {
+  /** Share another harness's database (a second process of the same deployment). */
+  db?: Awaited<ReturnType<typeof createTestDatabase>>;
+  queuePrefix?: string;
+  now?: () => Date;
+}
+
+export async function startPipeline(smtp: TestSmtpServer, env: Record<string, string> = {}, options: PipelineOptions = {}): Promise<PipelineHarness> {
+  const ownsDatabase = options.db === undefined;
+  const db = options.db ?? (await createTestDatabase());
+  const queuePrefix = options.queuePrefix ?? `test-${randomBytes(4).toString('hex')}`;
   const url = new URL(DATABASE_URL);
   const process = await startProcess({
     listen: false,
+    now: options.now,
     env: {
       DATABASE_URL,
       DATABASE_SCHEMA: db.schema,
       REDIS_URL,
-      QUEUE_PREFIX: `test-${randomBytes(4).toString('hex')}`,
+      QUEUE_PREFIX: queuePrefix,
       ADMIN_TOKEN,
       INGEST_TOKEN,
       SMTP_URL: smtp.url,
@@ -56,8 +67,11 @@ export async function startPipeline(smtp: TestSmtpServer, env: Record<string, st
     app.inject({ method: 'POST', url: '/v1/ingest/events', payload: payload as never, headers: { authorization: `Bearer ${INGEST_TOKEN}` } });
 
   let orgs = 0;
+  // Harnesses may share one SMTP server: their members' addresses must differ.
+  const tag = randomBytes(3).toString('hex');
   const harness: PipelineHarness = {
     process,
+    queuePrefix,
     db,
     admin,
     api,
@@ -73,7 +87,7 @@ export async function startPipeline(smtp: TestSmtpServer, env: Record<string, st
       const id = org.json().id as string;
       const members = [];
       for (let i = 0; i < (options.memberCount ?? 1); i++) {
-        const member = await admin('POST', `/admin/v1/organizations/${id}/members`, { email: `member${i}@org${orgs}.example.com` });
+        const member = await admin('POST', `/admin/v1/organizations/${id}/members`, { email: `member${i}@org${orgs}-${tag}.example.com` });
         if (member.statusCode !== 201) throw new Error(member.body);
         members.push({ team_member_uuid: member.json().team_member_uuid as string, email: member.json().email as string });
       }
@@ -89,6 +103,7 @@ export async function startPipeline(smtp: TestSmtpServer, env: Record<string, st
     },
     async waitForIndex(ruleId, present) {
       const deadline = Date.now() + 5000;
+      if (!process.runtime.roles.includes('matcher')) return;
       while (process.runtime.index.has(ruleId) !== present) {
         if (Date.now() > deadline) throw new Error(`rule ${ruleId} did not ${present ? 'reach' : 'leave'} the matcher's index within 5 s`);
         await new Promise((resolve) => setTimeout(resolve, 10));
@@ -96,7 +111,7 @@ export async function startPipeline(smtp: TestSmtpServer, env: Record<string, st
     },
     async stop() {
       await process.stop();
-      await db.drop();
+      if (ownsDatabase) await db.drop();
     },
   };
   return harness;

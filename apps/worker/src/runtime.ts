@@ -103,7 +103,7 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
     stops.push(every(config.pipeline.schedulerTickMs, () => requestDueDigests(pipeline), logger, 'due digests'));
     stops.push(
       every(config.pipeline.reconcileIntervalMs, async () => {
-        const result = await reconcile(pipeline);
+        const result = await reconcile(pipeline, { graceMs: config.pipeline.reconcileGraceMs });
         if (result.events || result.deliveries) logger.info(result, 'reconciler re-requested lost work');
       }, logger, 'reconcile'),
     );

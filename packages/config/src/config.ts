@@ -61,6 +61,8 @@ const pipelineSchema = z.object({
   INSTANT_COALESCE_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
   SCHEDULER_TICK_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
   RECONCILE_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
+  /** Work younger than this is taken to be in flight, not lost. */
+  RECONCILE_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(10_000),
   RULE_RESYNC_MS: z.coerce.number().int().min(1000).max(3_600_000).default(60_000),
   MATCH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   MAIL_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(10),
@@ -103,6 +105,7 @@ export interface Config {
     instantCoalesceMs: number;
     schedulerTickMs: number;
     reconcileIntervalMs: number;
+    reconcileGraceMs: number;
     ruleResyncMs: number;
     matchConcurrency: number;
     mailConcurrency: number;
@@ -169,6 +172,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       instantCoalesceMs: pipeline.INSTANT_COALESCE_MS,
       schedulerTickMs: pipeline.SCHEDULER_TICK_MS,
       reconcileIntervalMs: pipeline.RECONCILE_INTERVAL_MS,
+      reconcileGraceMs: pipeline.RECONCILE_GRACE_MS,
       ruleResyncMs: pipeline.RULE_RESYNC_MS,
       matchConcurrency: pipeline.MATCH_CONCURRENCY,
       mailConcurrency: pipeline.MAIL_CONCURRENCY,

@@ -1,0 +1,156 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { periodContaining } from '@notify/core';
+import { createTestDatabase, REDIS_URL } from '../support/database';
+import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
+import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(25);
+  }
+}
+
+/** Deletes every Redis key of a queue prefix: what a Redis restart without persistence does. */
+async function flushQueues(prefix: string): Promise<number> {
+  const redis = new Redis(REDIS_URL);
+  let deleted = 0;
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length) deleted += await redis.del(...keys);
+  } while (cursor !== '0');
+  redis.disconnect();
+  return deleted;
+}
+
+describe('digests fall due by the clock, in the organization time zone', () => {
+  let smtp: TestSmtpServer;
+  let p: PipelineHarness;
+  let clock = Date.now();
+
+  beforeAll(async () => {
+    smtp = await startSmtpServer();
+    p = await startPipeline(smtp, {}, { now: () => new Date(clock) });
+  });
+  afterAll(async () => {
+    await p.stop();
+    await smtp.close();
+  });
+
+  it('sends an hourly digest once its hour is over, and nothing before', async () => {
+    const org = await p.createOrg({ timezone: 'Asia/Kathmandu' });
+    const member = org.members[0]!;
+    await p.createRule(org.key, { name: 'Hourly', scope: 'asset_dns_changed', frequency: 'hourly', members: [member.team_member_uuid] });
+    await p.ingest({ events: [1, 2].map((i) => makeEvent(org.id, { scope: 'asset_dns_changed', title: `DNS change ${i}` })) });
+    const period = periodContaining({ frequency: 'hourly', deliveryHour: null, deliveryDayOfWeek: null, timeZone: 'Asia/Kathmandu' }, new Date(clock));
+    // Kathmandu is UTC+05:45: its hours end at minute 15 UTC.
+    expect(period.dueAt.getUTCMinutes()).toBe(15);
+    await until('the matches', async () => (await p.db.pool.query(`SELECT count(*)::int AS n FROM matches WHERE status = 'pending' AND due_at = $1`, [period.dueAt])).rows[0].n === 2);
+    await sleep(400);
+    expect(smtp.received.filter((mail) => mail.to.includes(member.email))).toHaveLength(0);
+    clock = period.dueAt.getTime() + 1000;
+    await until('the digest', () => smtp.received.some((mail) => mail.to.includes(member.email)));
+    const [mail] = smtp.received.filter((m) => m.to.includes(member.email));
+    expect(mail!.subject).toContain('Hourly digest');
+    expect(mail!.html).toContain('DNS change 1');
+    expect(mail!.html).toContain('DNS change 2');
+    await sleep(500);
+    expect(smtp.received.filter((m) => m.to.includes(member.email))).toHaveLength(1);
+  });
+});
+
+describe('recovery: downtime, lost Redis work, several processes', () => {
+  let smtp: TestSmtpServer;
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+
+  beforeAll(async () => {
+    smtp = await startSmtpServer();
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db.drop();
+    await smtp.close();
+  });
+
+  const count = (email: string) => smtp.received.filter((mail) => mail.to.includes(email)).length;
+
+  it('sends a digest that fell due while every worker was down once they are back', async () => {
+    let clock = Date.now();
+    const first = await startPipeline(smtp, {}, { db, now: () => new Date(clock) });
+    const org = await first.createOrg({ timezone: 'Europe/Berlin' });
+    const member = org.members[0]!;
+    await first.createRule(org.key, { name: 'Daily', scope: 'new_email_breach_detected', frequency: 'daily', delivery_hour: 7, members: [member.team_member_uuid] });
+    await first.ingest({ events: [makeEvent(org.id, { scope: 'new_email_breach_detected', title: 'Breach' })] });
+    await until('the match', async () => (await db.pool.query(`SELECT count(*)::int AS n FROM matches WHERE status = 'pending'`)).rows[0].n === 1);
+    const { rows } = await db.pool.query<{ due_at: Date }>(`SELECT due_at FROM matches WHERE status = 'pending'`);
+    await first.stop();
+
+    // Everything is down past the delivery time; then two processes come back at once.
+    clock = rows[0]!.due_at.getTime() + 3 * 3600_000;
+    const [a, b] = await Promise.all([
+      startPipeline(smtp, {}, { db, queuePrefix: first.queuePrefix, now: () => new Date(clock) }),
+      startPipeline(smtp, {}, { db, queuePrefix: first.queuePrefix, now: () => new Date(clock) }),
+    ]);
+    try {
+      await until('the late digest', () => count(member.email) === 1);
+      await sleep(1000);
+      expect(count(member.email)).toBe(1);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+
+  it('rebuilds work that Redis lost from PostgreSQL', async () => {
+    // Only the API runs: events are stored and queued, but nothing consumes them.
+    const api = await startPipeline(smtp, { ROLES: 'api' }, { db });
+    const org = await api.createOrg();
+    const member = org.members[0]!;
+    const rule = await api.createRule(org.key, { name: 'Lost', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
+    await api.ingest({ events: [makeEvent(org.id, { title: 'survives a Redis flush' })] });
+    await api.stop();
+    expect(await flushQueues(api.queuePrefix)).toBeGreaterThan(0);
+
+    const workers = await startPipeline(smtp, { RECONCILE_INTERVAL_MS: '200', RECONCILE_GRACE_MS: '100' }, { db, queuePrefix: api.queuePrefix });
+    try {
+      await workers.waitForIndex(rule.id, true);
+      await until('the e-mail', () => count(member.email) === 1);
+      await sleep(800);
+      expect(count(member.email)).toBe(1);
+    } finally {
+      await workers.stop();
+    }
+  });
+
+  it('two processes of every role send each e-mail exactly once', async () => {
+    const prefix = `test-dup-${Date.now().toString(36)}`;
+    const [a, b] = await Promise.all([startPipeline(smtp, {}, { db, queuePrefix: prefix }), startPipeline(smtp, {}, { db, queuePrefix: prefix })]);
+    try {
+      const org = await a.createOrg({ memberCount: 10 });
+      const rules = [];
+      for (const member of org.members) {
+        rules.push(await a.createRule(org.key, { name: `r ${member.email}`, scope: 'new_client_credential_detected', members: [member.team_member_uuid] }));
+      }
+      for (const rule of rules) await b.waitForIndex(rule.id as string, true);
+      // The same events through both processes' ingest, interleaved.
+      const events = Array.from({ length: 10 }, (_, i) => makeEvent(org.id, { scope: 'new_client_credential_detected', title: `leak ${i}` }));
+      await Promise.all([a.ingest({ events }), b.ingest({ events })]);
+      await until('one e-mail each', () => org.members.every((member) => count(member.email) >= 1));
+      // Followers of the burst window (1 s) come as one more e-mail per member.
+      await until('the burst e-mails', () => org.members.every((member) => count(member.email) >= 2));
+      await sleep(1500);
+      const ids = smtp.received.filter((mail) => org.members.some((m) => mail.to.includes(m.email))).map((mail) => mail.messageId);
+      expect(new Set(ids).size).toBe(ids.length);
+      for (const member of org.members) expect(count(member.email)).toBe(2);
+      const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM matches m JOIN notification_rules r ON r.id = m.rule_id WHERE r.organization_id = $1`, [org.id]);
+      expect(rows[0].n).toBe(100);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+});

@@ -78,28 +78,80 @@ function memberRaceToValidation(error: unknown): never {
   throw error;
 }
 
+interface CreatedRow {
+  id: string | null;
+  name: string;
+  scope: Scope;
+  strategy: Filters | null;
+  frequency: Frequency;
+  delivery_hour: number | null;
+  delivery_day_of_week: number | null;
+  enabled: boolean;
+  added_date: Date;
+  last_update_date: Date;
+  members: Array<{ team_member_uuid: string; email: string }> | null;
+  unknown: string[] | null;
+}
+
+/**
+ * Creating rules is a hot path for integrations: one statement checks that every
+ * member belongs to the organization, inserts the rule and its members only if
+ * they all do, and returns the resource — one round trip, one commit.
+ */
 export async function createRule(db: Database, organizationId: string, body: RuleCreateBody): Promise<Rule> {
   const rule = prepareNewRule(body);
-  await assertMembers(db, organizationId, rule.memberIds);
+  let row: CreatedRow;
   try {
-    const row = await db.prisma.notificationRule.create({
-      data: {
+    const { rows } = await db.pool.query<CreatedRow>(
+      `WITH wanted AS (SELECT DISTINCT unnest($2::uuid[]) AS id),
+            known AS (SELECT t.id, t.email FROM team_members t JOIN wanted w ON w.id = t.id WHERE t.organization_id = $1),
+            rule AS (
+              INSERT INTO notification_rules (id, organization_id, name, scope, strategy, frequency, delivery_hour, delivery_day_of_week, enabled)
+              SELECT gen_random_uuid(), $1, $3, $4::scope, $5::jsonb, $6::frequency, $7, $8, $9
+               WHERE (SELECT count(*) FROM known) = (SELECT count(*) FROM wanted)
+              RETURNING id, name, scope, strategy, frequency, delivery_hour, delivery_day_of_week, enabled, added_date, last_update_date
+            ),
+            links AS (
+              INSERT INTO notification_rule_members (rule_id, team_member_id) SELECT rule.id, known.id FROM rule, known
+            )
+       SELECT rule.*,
+              (SELECT json_agg(json_build_object('team_member_uuid', k.id, 'email', k.email) ORDER BY k.email) FROM known k) AS members,
+              (SELECT array_agg(w.id) FROM wanted w WHERE w.id NOT IN (SELECT id FROM known)) AS unknown
+         FROM (SELECT 1) AS one LEFT JOIN rule ON true`,
+      [
         organizationId,
-        name: rule.name,
-        scope: rule.scope,
-        strategy: rule.strategy === null ? undefined : (rule.strategy as unknown as Prisma.InputJsonValue),
-        frequency: rule.frequency,
-        deliveryHour: rule.deliveryHour,
-        deliveryDayOfWeek: rule.deliveryDayOfWeek,
-        enabled: rule.enabled,
-        members: { createMany: { data: rule.memberIds.map((teamMemberId) => ({ teamMemberId })) } },
-      },
-      include: ruleInclude,
-    });
-    return toRule(row);
+        rule.memberIds,
+        rule.name,
+        rule.scope,
+        rule.strategy === null ? null : JSON.stringify(rule.strategy),
+        rule.frequency,
+        rule.deliveryHour,
+        rule.deliveryDayOfWeek,
+        rule.enabled,
+      ],
+    );
+    row = rows[0]!;
   } catch (error) {
     return memberRaceToValidation(error);
   }
+  if (row.unknown?.length || row.id === null) {
+    const unknown = rule.memberIds.filter((id) => row.unknown?.includes(id));
+    throw new ValidationFailed([{ param: 'members', details: unknown.map((id) => messages.unknownMember(id)) }]);
+  }
+  return {
+    id: row.id,
+    organizationId,
+    name: row.name,
+    scope: row.scope,
+    strategy: row.strategy,
+    frequency: row.frequency,
+    deliveryHour: row.delivery_hour,
+    deliveryDayOfWeek: row.delivery_day_of_week,
+    members: (row.members ?? []).map((member) => ({ teamMemberId: member.team_member_uuid, email: member.email })),
+    enabled: row.enabled,
+    addedDate: row.added_date,
+    lastUpdateDate: row.last_update_date,
+  };
 }
 
 export async function getRule(db: Database, organizationId: string, ruleId: string): Promise<Rule> {
@@ -171,23 +223,22 @@ function likePattern(text: string): string {
 
 interface ListRow {
   total: string;
-  results: Array<{
-    id: string;
-    name: string;
-    scope: Scope;
-    frequency: Frequency;
-    delivery_hour: number | null;
-    delivery_day_of_week: number | null;
-    members: Array<{ team_member_uuid: string; email: string }>;
-    enabled: boolean;
-    added_date: string;
-    last_update_date: string;
-  }>;
+  id: string | null;
+  name: string;
+  scope: Scope;
+  frequency: Frequency;
+  delivery_hour: number | null;
+  delivery_day_of_week: number | null;
+  members: Array<{ team_member_uuid: string; email: string }>;
+  enabled: boolean;
+  added_date: Date;
+  last_update_date: Date;
 }
 
 /**
- * The list is the API's busiest read: one statement computes the page, its
- * members and the total, so a request costs one round trip.
+ * The list is the API's busiest read. One statement, one round trip: the total is
+ * counted on the table (indexes, no row copies), the page is read with ORDER BY …
+ * LIMIT, and the members of the page's rules are gathered in one grouped join.
  */
 export async function listRules(db: Database, organizationId: string, query: RuleListQuery): Promise<{ total: number; rules: RuleSummary[] }> {
   const params: unknown[] = [organizationId];
@@ -215,43 +266,39 @@ export async function listRules(db: Database, organizationId: string, query: Rul
   ].join(', ');
   const limit = param(query.pageSize);
   const offset = param((query.page - 1) * query.pageSize);
-  const utc = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+  const filter = where.join(' AND ');
   const sql = `
-    WITH filtered AS (
-      SELECT r.* FROM notification_rules r WHERE ${where.join(' AND ')}
-    ), page AS (
-      SELECT r.*, row_number() OVER (ORDER BY ${orderBy}) AS position
-        FROM filtered r ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}
+    WITH page AS (
+      SELECT r.id, r.name, r.scope, r.frequency, r.delivery_hour, r.delivery_day_of_week, r.enabled, r.added_date, r.last_update_date
+        FROM notification_rules r WHERE ${filter}
+       ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}
+    ), page_members AS (
+      SELECT rm.rule_id, json_agg(json_build_object('team_member_uuid', m.id, 'email', m.email) ORDER BY m.email) AS members
+        FROM notification_rule_members rm JOIN team_members m ON m.id = rm.team_member_id
+       WHERE rm.rule_id IN (SELECT id FROM page)
+       GROUP BY rm.rule_id
     )
-    SELECT (SELECT count(*) FROM filtered) AS total,
-           COALESCE((
-             SELECT json_agg(json_build_object(
-                      'id', r.id, 'name', r.name, 'scope', r.scope, 'frequency', r.frequency,
-                      'delivery_hour', r.delivery_hour, 'delivery_day_of_week', r.delivery_day_of_week,
-                      'members', COALESCE((
-                        SELECT json_agg(json_build_object('team_member_uuid', m.id, 'email', m.email) ORDER BY m.email)
-                          FROM notification_rule_members rm JOIN team_members m ON m.id = rm.team_member_id
-                         WHERE rm.rule_id = r.id), '[]'::json),
-                      'enabled', r.enabled,
-                      'added_date', ${utc('r.added_date')},
-                      'last_update_date', ${utc('r.last_update_date')}
-                    ) ORDER BY r.position)
-               FROM page r), '[]'::json) AS results`;
+    SELECT t.total, r.*, COALESCE(pm.members, '[]'::json) AS members
+      FROM (SELECT count(*) AS total FROM notification_rules r WHERE ${filter}) t
+      LEFT JOIN (page r LEFT JOIN page_members pm ON pm.rule_id = r.id) ON true
+     ORDER BY ${orderBy}`;
   const { rows } = await db.pool.query<ListRow>(sql, params);
-  const row = rows[0]!;
+  const total = Number(rows[0]?.total ?? 0);
   return {
-    total: Number(row.total),
-    rules: row.results.map((item) => ({
-      id: item.id,
-      name: item.name,
-      scope: item.scope,
-      frequency: item.frequency,
-      deliveryHour: item.delivery_hour,
-      deliveryDayOfWeek: item.delivery_day_of_week,
-      members: item.members.map((member) => ({ teamMemberId: member.team_member_uuid, email: member.email })),
-      enabled: item.enabled,
-      addedDate: new Date(item.added_date),
-      lastUpdateDate: new Date(item.last_update_date),
-    })),
+    total,
+    rules: rows
+      .filter((row) => row.id !== null)
+      .map((row) => ({
+        id: row.id!,
+        name: row.name,
+        scope: row.scope,
+        frequency: row.frequency,
+        deliveryHour: row.delivery_hour,
+        deliveryDayOfWeek: row.delivery_day_of_week,
+        members: row.members.map((member) => ({ teamMemberId: member.team_member_uuid, email: member.email })),
+        enabled: row.enabled,
+        addedDate: row.added_date,
+        lastUpdateDate: row.last_update_date,
+      })),
   };
 }

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import type { Config } from '@notify/config';
 import { createDatabase, type Database } from '@notify/db';
-import { createLogger, type Logger } from '@notify/observability';
+import { createLogger, createMetrics, type Logger, type Metrics } from '@notify/observability';
 import { Queues } from '@notify/queues';
 import { createRuleChangeAnnouncer, type RuleChangeAnnouncer } from '@notify/pipeline';
 
@@ -14,9 +14,11 @@ export interface AppDeps {
   queues: Queues;
   /** Tells matchers that rules changed, so their in-memory index follows within a second. */
   ruleChanges: RuleChangeAnnouncer;
-  /** The worker roles started in this process, for readiness. */
-  roles?: { names: string[]; isReady(): boolean };
+  /** The worker roles started in this process, for readiness; `checks` are their own (e.g. SMTP reachability). */
+  roles?: { names: string[]; isReady(): boolean; checks?: Record<string, () => Promise<unknown>> };
   logger: Logger;
+  /** This process's Prometheus registry and metrics (`/metrics`). */
+  metrics: Metrics;
 }
 
 export function createRedis(url: string, name: string): Redis {
@@ -38,7 +40,9 @@ export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): Ap
     overrides.queues ??
     new Queues({ connection: redis, prefix: config.queuePrefix, mail: { attempts: config.mail.attempts, backoffMs: config.mail.backoffMs } });
   const ruleChanges = overrides.ruleChanges ?? createRuleChangeAnnouncer(redis);
-  return { config, db, redis, queues, ruleChanges, logger, roles: overrides.roles };
+  const metrics = overrides.metrics ?? createMetrics();
+  metrics.trackQueues(() => queues.all());
+  return { config, db, redis, queues, ruleChanges, logger, roles: overrides.roles, metrics };
 }
 
 export async function closeDeps(deps: AppDeps): Promise<void> {

@@ -20,6 +20,8 @@ export interface CommandContext {
   db: Database;
   /** Tells running API instances to forget cached keys and plans. */
   invalidateKeys(): Promise<void>;
+  /** Tells running API instances that an organization's rule lists changed (members shown in them). */
+  rulesChanged?(organizationId: string): Promise<void>;
 }
 
 export type Flags = Record<string, string | undefined>;
@@ -89,6 +91,7 @@ export async function runCommand(context: CommandContext, args: string[], flags:
       return (await listMembers(db, required(first, 'ORG_ID'))).map(memberJson);
     case 'member remove':
       await removeMember(db, required(first, 'ORG_ID'), required(second, 'MEMBER_ID'));
+      await context.rulesChanged?.(required(first, 'ORG_ID'));
       return { removed: second };
     case 'key generate': {
       const key = await generateKey(db, required(first, 'ORG_ID'), required(flags.name, '--name'));

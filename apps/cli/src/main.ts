@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from '@notify/config';
 import { createDatabase, migrate, MigrationError } from '@notify/db';
-import { announceInvalidation, createRedis } from '@notify/api';
+import { announceInvalidation, bumpRuleListVersion, createRedis } from '@notify/api';
 import { runCli, type CliSession } from './cli';
 
 /** Connects to the database of the configuration (DATABASE_URL, DATABASE_SCHEMA), migrating it first. */
@@ -8,14 +8,16 @@ async function open(): Promise<CliSession> {
   const config = loadConfig();
   await migrate({ url: config.databaseUrl, schema: config.databaseSchema });
   const db = createDatabase({ url: config.databaseUrl, schema: config.databaseSchema, poolSize: 2 });
-  const invalidateKeys = async () => {
-    // Best effort: API instances forget cached keys within a second anyway.
+  // Best effort: API instances forget cached keys within a second and list pages within a minute anyway.
+  const tell = async (what: (redis: ReturnType<typeof createRedis>) => Promise<unknown>) => {
     const redis = createRedis(config.redisUrl, 'notify-cli');
     redis.on('error', () => {});
-    await Promise.race([announceInvalidation(redis), new Promise((resolve) => setTimeout(resolve, 2000))]).catch(() => {});
+    await Promise.race([what(redis), new Promise((resolve) => setTimeout(resolve, 2000))]).catch(() => {});
     redis.disconnect();
   };
-  return { context: { db, invalidateKeys }, close: () => db.close() };
+  const invalidateKeys = () => tell(announceInvalidation);
+  const rulesChanged = (organizationId: string) => tell((redis) => bumpRuleListVersion(redis, config.queuePrefix, organizationId));
+  return { context: { db, invalidateKeys, rulesChanged }, close: () => db.close() };
 }
 
 let exitCode: number;

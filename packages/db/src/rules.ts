@@ -238,7 +238,7 @@ interface ListRow {
 /**
  * The list is the API's busiest read. One statement, one round trip: the total is
  * counted on the table (indexes, no row copies), the page is read with ORDER BY …
- * LIMIT, and the members of the page's rules are gathered in one grouped join.
+ * LIMIT, and each rule's members come from index lookups.
  */
 export async function listRules(db: Database, organizationId: string, query: RuleListQuery): Promise<{ total: number; rules: RuleSummary[] }> {
   const params: unknown[] = [organizationId];
@@ -272,15 +272,16 @@ export async function listRules(db: Database, organizationId: string, query: Rul
       SELECT r.id, r.name, r.scope, r.frequency, r.delivery_hour, r.delivery_day_of_week, r.enabled, r.added_date, r.last_update_date
         FROM notification_rules r WHERE ${filter}
        ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}
-    ), page_members AS (
-      SELECT rm.rule_id, json_agg(json_build_object('team_member_uuid', m.id, 'email', m.email) ORDER BY m.email) AS members
-        FROM notification_rule_members rm JOIN team_members m ON m.id = rm.team_member_id
-       WHERE rm.rule_id IN (SELECT id FROM page)
-       GROUP BY rm.rule_id
     )
     SELECT t.total, r.*, COALESCE(pm.members, '[]'::json) AS members
       FROM (SELECT count(*) AS total FROM notification_rules r WHERE ${filter}) t
-      LEFT JOIN (page r LEFT JOIN page_members pm ON pm.rule_id = r.id) ON true
+      LEFT JOIN (
+        page r LEFT JOIN LATERAL (
+          SELECT json_agg(json_build_object('team_member_uuid', m.id, 'email', m.email) ORDER BY m.email) AS members
+            FROM notification_rule_members rm JOIN team_members m ON m.id = rm.team_member_id
+           WHERE rm.rule_id = r.id
+        ) pm ON true
+      ) ON true
      ORDER BY ${orderBy}`;
   const { rows } = await db.pool.query<ListRow>(sql, params);
   const total = Number(rows[0]?.total ?? 0);

@@ -31,16 +31,22 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async 
   }, async () => ({ status: 'ok' as const }));
 
   app.get('/health/ready', {
-    config, schema: { tags, summary: 'The database, Redis and the worker roles of this process are ready', response: { 200: Readiness, 503: Readiness } },
+    config, schema: { tags, summary: 'The database, Redis, the worker roles of this process and their mail server are ready', response: { 200: Readiness, 503: Readiness } },
   }, async (_request, reply) => {
-    const [database, redis] = await Promise.all([
+    // The roles' own checks (the mailer's SMTP server or outbox folder) cache their answer for a while.
+    const roleChecks = Object.entries(deps.roles?.checks ?? {});
+    const [database, redis, ...roleResults] = await Promise.all([
       timed(() => deps.db.pool.query('SELECT 1'), 2000),
       timed(() => deps.redis.ping(), 2000),
+      ...roleChecks.map(([, check]) => timed(check, 2000)),
     ]);
-    const checks: Record<string, { status: 'ok' | 'fail'; error?: string }> = { database, redis };
+    const checks: Record<string, { status: 'ok' | 'fail'; error?: string }> = { database: database!, redis: redis! };
     if (deps.roles && deps.roles.names.length) {
       checks.roles = deps.roles.isReady() ? { status: 'ok' } : { status: 'fail', error: `not every role is running (${deps.roles.names.join(', ')})` };
     }
+    roleChecks.forEach(([name], index) => {
+      checks[name] = roleResults[index]!;
+    });
     const ok = Object.values(checks).every((check) => check.status === 'ok');
     return reply.code(ok ? 200 : 503).send({ status: ok ? 'ok' : 'fail', checks });
   });

@@ -19,6 +19,7 @@ import {
 } from '@notify/db';
 import type { AppDeps } from '../../deps';
 import { announceInvalidation, type KeyCache } from '../../plugins/key-cache';
+import { bumpRuleListVersion } from '../notification-rules/list-cache';
 import { applicationRef, gatewayRef } from '../../schemas/common';
 import {
   ApiKey,
@@ -129,6 +130,8 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps; keyCache: K
     config, schema: { tags, security, summary: 'Remove a team member (and from every rule)', params: MemberParams, response: { 204: { type: 'null' }, ...errors } },
   }, async (request, reply) => {
     await removeMember(db, request.params.org_id, request.params.team_member_uuid);
+    // Rules list their members: the organization's cached list pages are stale.
+    await bumpRuleListVersion(redis, deps.config.queuePrefix, request.params.org_id).catch((error) => logger.warn({ err: error }, 'could not invalidate rule lists'));
     return reply.code(204).send(null);
   });
 

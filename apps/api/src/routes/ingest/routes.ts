@@ -51,6 +51,7 @@ export const ingestRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async 
     const result = await ingestEvents({
       db,
       queues,
+      metrics: deps.metrics.pipeline,
       onPublishError: (error, scope, count) =>
         request.log.warn({ err: error, scope, events: count }, 'events stored but not published; the reconciler will publish them'),
     }, events, { shape });

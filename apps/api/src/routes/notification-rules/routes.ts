@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { parseRuleListQuery, validateFilters, type Filters, type RawQuery } from '@notify/core';
 import { createRule, deleteRule, getRule, listRules, updateRule, type Rule, type RuleSummary } from '@notify/db';
 import type { AppDeps } from '../../deps';
+import { RuleListCache } from './list-cache';
 import { apiKeyErrorResponses, applicationRef } from '../../schemas/common';
 import { Rule as RuleSchema, RuleCreateBody, RuleSummary as RuleSummarySchema, RuleIdParams, RuleList, RuleListQuery, RuleUpdateBody } from './schemas';
 
@@ -39,9 +40,16 @@ export const notificationRuleRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }
   const { db } = deps;
   app.addSchema(RuleSummarySchema);
   const organizationOf = (principal: { organizationId: string } | null) => principal!.organizationId;
-  // Matchers also resynchronise periodically, so a lost announcement only delays the change.
-  const announce = (ruleId: string) =>
-    deps.ruleChanges.announce({ ruleIds: [ruleId] }).catch((error) => deps.logger.warn({ err: error }, 'could not announce a rule change'));
+  const listCache = new RuleListCache(deps.redis, deps.config.queuePrefix);
+  // After every write: list pages of the organization are stale, and matchers must
+  // reload the rule. Matchers also resynchronise periodically and list pages
+  // expire, so a lost announcement only delays the change.
+  const changed = async (organizationId: string, ruleId: string) => {
+    await Promise.all([
+      listCache.invalidate(organizationId).catch((error) => deps.logger.warn({ err: error }, 'could not invalidate rule lists')),
+      deps.ruleChanges.announce({ ruleIds: [ruleId] }).catch((error) => deps.logger.warn({ err: error }, 'could not announce a rule change')),
+    ]);
+  };
 
   app.post('/v1/platform/notification-rules', {
     config: { ...config, deferRequired: ['members'] },
@@ -58,7 +66,7 @@ export const notificationRuleRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }
       name: body.name.trim(),
       strategy: normalizedStrategy(body.strategy),
     });
-    await announce(rule.id);
+    await changed(rule.organizationId, rule.id);
     return reply.code(201).send(ruleJson(rule));
   });
 
@@ -75,7 +83,7 @@ export const notificationRuleRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }
   }, async (request) => {
     const { scope: _scope, strategy: _strategy, ...body } = request.body;
     const rule = await updateRule(db, organizationOf(request.principal), request.params.rule_id, { ...body, name: body.name.trim() });
-    await announce(rule.id);
+    await changed(rule.organizationId, rule.id);
     return ruleJson(rule);
   });
 
@@ -87,10 +95,19 @@ export const notificationRuleRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }
       querystring: RuleListQuery,
       response: { 200: RuleList, ...apiKeyErrorResponses },
     },
-  }, async (request) => {
+  }, async (request, reply) => {
     const query = parseRuleListQuery(request.query as RawQuery);
-    const { total, rules } = await listRules(db, organizationOf(request.principal), query);
-    return { page: query.page, page_size: query.pageSize, result_count: total, results: rules.map(summaryJson) };
+    const organizationId = organizationOf(request.principal);
+    const cacheKey = JSON.stringify(query);
+    // The version is read before the database, so a page computed while a write
+    // lands is stored under the old version and never served after it.
+    const version = await listCache.version(organizationId);
+    const cached = version === undefined ? undefined : listCache.get(organizationId, cacheKey, version);
+    if (cached !== undefined) return reply.type('application/json; charset=utf-8').send(cached);
+    const { total, rules } = await listRules(db, organizationId, query);
+    const body = String(reply.serialize({ page: query.page, page_size: query.pageSize, result_count: total, results: rules.map(summaryJson) }));
+    if (version !== undefined) listCache.set(organizationId, cacheKey, version, body);
+    return reply.type('application/json; charset=utf-8').send(body);
   });
 
   app.get('/v1/platform/notification-rules/:rule_id', {
@@ -114,7 +131,7 @@ export const notificationRuleRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }
     },
   }, async (request, reply) => {
     await deleteRule(db, organizationOf(request.principal), request.params.rule_id);
-    await announce(request.params.rule_id);
+    await changed(organizationOf(request.principal), request.params.rule_id);
     return reply.code(204).send(null);
   });
 };

@@ -1,0 +1,53 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Metrics } from '@notify/observability';
+import { GatewayError } from '../errors/catalog';
+
+export interface MetricsPluginOptions {
+  metrics: Metrics;
+  /** Bearer tokens that may read /metrics (the admin token and METRICS_TOKEN); none set: every scrape is refused. */
+  tokens: ReadonlyArray<string | undefined>;
+}
+
+/** The label of requests no route matched: raw URLs would make a label per scanner probe. */
+export const UNMATCHED_ROUTE = 'not_found';
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (typeof header !== 'string') return undefined;
+  return /^Bearer\s+(.+)$/i.exec(header.trim())?.[1];
+}
+
+/**
+ * Counts and times every HTTP answer by method, route pattern and status, and serves the
+ * Prometheus text at `GET /metrics` to a bearer of the admin token or METRICS_TOKEN.
+ */
+async function metricsPlugin(app: FastifyInstance, options: MetricsPluginOptions): Promise<void> {
+  const { metrics } = options;
+  const tokens = options.tokens.filter((token): token is string => typeof token === 'string' && token !== '').map(digest);
+
+  app.addHook('onResponse', async (request, reply) => {
+    metrics.httpRequest(
+      { method: request.method, route: request.routeOptions?.url ?? UNMATCHED_ROUTE, status: reply.statusCode },
+      reply.elapsedTime / 1000,
+    );
+  });
+
+  app.get('/metrics', {
+    // Checked here rather than by the auth plugin: two tokens may read it.
+    config: { auth: 'public' },
+    schema: { hide: true },
+    onRequest: async (request) => {
+      const token = bearerToken(request);
+      const presented = token === undefined ? undefined : digest(token);
+      if (!presented || !tokens.some((expected) => timingSafeEqual(presented, expected))) {
+        throw new GatewayError('invalidApiKey', { 'www-authenticate': 'Bearer realm="metrics"' });
+      }
+    },
+  }, async (_request, reply) => reply.type(metrics.contentType).send(await metrics.render()));
+}
+
+export default fp(metricsPlugin, { name: 'metrics', dependencies: ['errors'] });

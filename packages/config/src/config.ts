@@ -38,8 +38,12 @@ const storesSchema = z.object({
 const authSchema = z.object({
   ADMIN_TOKEN: optionalSecret,
   INGEST_TOKEN: commaList,
+  /** A bearer token that may read /metrics (besides ADMIN_TOKEN), so Prometheus need not hold the admin token. */
+  METRICS_TOKEN: optionalSecret,
   /** How long a validated API key may be trusted without asking the database. */
   API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(1000).default(1000),
+  /** Rate-limit counters settle with Redis this often; 0 asks Redis on every request. */
+  RATE_LIMIT_SYNC_MS: z.coerce.number().int().min(0).max(1000).default(50),
 });
 
 const mailSchema = z.object({
@@ -98,7 +102,10 @@ export interface Config {
   queuePrefix: string;
   adminToken: string | undefined;
   ingestTokens: string[];
+  /** Bearer token for /metrics besides the admin token. */
+  metricsToken: string | undefined;
   apiKeyCacheMs: number;
+  rateLimitSyncMs: number;
   mail: { smtpUrl: string | undefined; from: string; outboxDir: string; maxConnections: number; attempts: number; backoffMs: number };
   roles: Role[];
   pipeline: {
@@ -158,7 +165,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     queuePrefix: stores.QUEUE_PREFIX,
     adminToken: auth.ADMIN_TOKEN,
     ingestTokens: auth.INGEST_TOKEN,
+    metricsToken: auth.METRICS_TOKEN,
     apiKeyCacheMs: auth.API_KEY_CACHE_MS,
+    rateLimitSyncMs: auth.RATE_LIMIT_SYNC_MS,
     mail: {
       smtpUrl: mail.SMTP_URL,
       from: mail.MAIL_FROM,

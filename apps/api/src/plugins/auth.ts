@@ -7,6 +7,7 @@ import { isWellFormedApiKey } from '@notify/core';
 import type { KeyPrincipal, PlanGroup } from '@notify/db';
 import { GatewayError } from '../errors/catalog';
 import type { KeyCache } from './key-cache';
+import { SyncedRateLimitCounters, syncedStore } from './synced-rate-limit-store';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -25,6 +26,10 @@ declare module 'fastify' {
 export interface AuthPluginOptions {
   keyCache: KeyCache;
   redis: Redis;
+  /** Redis key prefix of the counters. */
+  prefix: string;
+  /** 0: one Redis call per request; otherwise counters settle with Redis this often. */
+  rateLimitSyncMs: number;
   adminToken: string | undefined;
   ingestTokens: string[];
 }
@@ -57,7 +62,18 @@ async function authPlugin(app: FastifyInstance, options: AuthPluginOptions): Pro
 
   // The plugin's Redis store keeps the counters, so every instance shares them.
   // A Redis outage lets requests through rather than failing the API with it.
-  await app.register(rateLimit, { global: false, redis: options.redis, nameSpace: 'notify:rl:', skipOnError: true });
+  // Per-second and per-minute counts settle with Redis every few milliseconds (one
+  // call for all keys); quota counts go to Redis on every call, so a quota is never overrun.
+  const counters =
+    options.rateLimitSyncMs > 0
+      ? new SyncedRateLimitCounters({ redis: options.redis, prefix: `${options.prefix}:rl:`, syncMs: options.rateLimitSyncMs, exact: (key) => key.includes(':q:') })
+      : undefined;
+  if (counters) app.addHook('onClose', async () => counters.close());
+  await app.register(rateLimit, {
+    global: false,
+    ...(counters ? { store: syncedStore(counters) as never } : { redis: options.redis, nameSpace: `${options.prefix}:rl:` }),
+    skipOnError: true,
+  });
   const principalOf = (request: FastifyRequest) => request.principal as KeyPrincipal;
   const perSecond = app.createRateLimit({
     keyGenerator: (request) => `${principalOf(request).keyId}:s`,

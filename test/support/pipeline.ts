@@ -30,6 +30,8 @@ export interface PipelineOptions {
   db?: Awaited<ReturnType<typeof createTestDatabase>>;
   queuePrefix?: string;
   now?: () => Date;
+  /** Where the process's log lines go (tests read them); LOG_LEVEL in `env` sets how many. */
+  logDestination?: { write(line: string): void };
 }
 
 export async function startPipeline(smtp: TestSmtpServer, env: Record<string, string> = {}, options: PipelineOptions = {}): Promise<PipelineHarness> {
@@ -40,6 +42,7 @@ export async function startPipeline(smtp: TestSmtpServer, env: Record<string, st
   const process = await startProcess({
     listen: false,
     now: options.now,
+    logDestination: options.logDestination,
     env: {
       DATABASE_URL,
       DATABASE_SCHEMA: db.schema,

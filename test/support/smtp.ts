@@ -27,8 +27,13 @@ export interface TestSmtpServer {
   close(): Promise<void>;
 }
 
+export interface SmtpServerOptions {
+  /** Waits this long before answering each message, like a busy server. */
+  acceptDelayMs?: number;
+}
+
 /** A real SMTP server on loopback that keeps what it accepts, parsed. */
-export async function startSmtpServer(): Promise<TestSmtpServer> {
+export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<TestSmtpServer> {
   const received: ReceivedMail[] = [];
   const attempts = new Map<string, number>();
   let decide: (mail: { to: string[]; attempt: number }) => Verdict = () => 'accept';
@@ -43,6 +48,7 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', async () => {
         const raw = Buffer.concat(chunks);
+        if (options.acceptDelayMs) await new Promise((resolve) => setTimeout(resolve, options.acceptDelayMs));
         const parsed = await simpleParser(raw);
         const to = session.envelope.rcptTo.map((rcpt) => rcpt.address);
         const key = parsed.messageId ?? raw.toString('base64').slice(0, 32);

@@ -40,6 +40,9 @@ export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): Ap
     overrides.queues ??
     new Queues({ connection: redis, prefix: config.queuePrefix, mail: { attempts: config.mail.attempts, backoffMs: config.mail.backoffMs } });
   const ruleChanges = overrides.ruleChanges ?? createRuleChangeAnnouncer(redis);
+  // The queues share `redis`, whose listener above logs connection errors once; without a listener
+  // of their own, BullMQ would print each of them to stderr once per queue.
+  for (const queue of queues.all()) queue.on('error', (error) => logger.debug({ err: error, queue: queue.name }, 'queue error'));
   const metrics = overrides.metrics ?? createMetrics();
   metrics.trackQueues(() => queues.all());
   return { config, db, redis, queues, ruleChanges, logger, roles: overrides.roles, metrics };

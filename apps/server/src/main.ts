@@ -1,8 +1,34 @@
 import { ConfigError } from '@notify/config';
-import { startProcess } from './process';
+import { startProcess, type RunningProcess } from './process';
+
+/** Past this, the process leaves whatever is still running; the queue's lock expiry hands it to another process. */
+const EXIT_DEADLINE_MS = 10_000;
+
+let running: RunningProcess | undefined;
+let signalled: string | undefined;
+
+function stopAndExit(process_: RunningProcess, signal: string): void {
+  process_.deps.logger.info({ signal }, 'shutting down');
+  process_.stop().then(
+    () => process.exit(0),
+    (error) => {
+      process_.deps.logger.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    },
+  );
+}
+
+// Listening before start-up ends: a SIGTERM during migrations stops the process once it is up.
+const shutdown = (signal: string) => {
+  if (signalled) return;
+  signalled = signal;
+  setTimeout(() => process.exit(1), EXIT_DEADLINE_MS).unref();
+  if (running) stopAndExit(running, signal);
+};
+process.on('SIGTERM', () => shutdown('SIGTERM'));
+process.on('SIGINT', () => shutdown('SIGINT'));
 
 /** `npm start`: migrate, then run every role the configuration names. */
-let running;
 try {
   running = await startProcess();
 } catch (error) {
@@ -12,23 +38,4 @@ try {
   }
   throw error;
 }
-const { deps, stop } = running;
-
-let signalled = false;
-const shutdown = (signal: string) => {
-  if (signalled) return;
-  signalled = true;
-  deps.logger.info({ signal }, 'shutting down');
-  // Jobs in flight finish or go back to their queue; past 10 s we leave, and the
-  // queue's lock expiry hands what remains to another process.
-  setTimeout(() => process.exit(1), 10_000).unref();
-  stop().then(
-    () => process.exit(0),
-    (error) => {
-      deps.logger.error({ err: error }, 'shutdown failed');
-      process.exit(1);
-    },
-  );
-};
-process.on('SIGTERM', () => shutdown('SIGTERM'));
-process.on('SIGINT', () => shutdown('SIGINT'));
+if (signalled) stopAndExit(running, signalled);

@@ -2,6 +2,7 @@ import { loadConfig, type Config } from '@notify/config';
 import { migrate } from '@notify/db';
 import { buildApp, closeDeps, createDeps, createRedis, subscribeToKeyInvalidations, type AppDeps } from '@notify/api';
 import type { MailTransport } from '@notify/mail';
+import { createLogger, type DestinationStream } from '@notify/observability';
 import { startWorkerRoles, type WorkerRuntime } from '@notify/worker';
 import type { FastifyInstance } from 'fastify';
 
@@ -10,21 +11,35 @@ export interface RunningProcess {
   deps: AppDeps;
   runtime: WorkerRuntime;
   app: FastifyInstance | undefined;
-  /** Stops taking work, finishes what is in flight, closes pools. */
-  stop(): Promise<void>;
+  /**
+   * Stops taking work (HTTP first, then jobs and periodic tasks), lets what is in flight finish
+   * until `timeoutMs` (default STOP_TIMEOUT_MS) has passed, closes pools.
+   */
+  stop(options?: { timeoutMs?: number }): Promise<void>;
+}
+
+/** What a stop gives jobs in flight; main.ts exits at 10 s whatever happens, so pools get the rest. */
+export const STOP_TIMEOUT_MS = 8000;
+
+function atDeadline(deadline: number): Promise<'late'> {
+  return new Promise((resolve) => setTimeout(() => resolve('late'), Math.max(0, deadline - Date.now())).unref());
 }
 
 /**
  * One process of the service: migrations, then the roles the configuration
  * names (`ROLES`: api, matcher, scheduler, mailer; all by default).
  */
-export async function startProcess(options: { env?: NodeJS.ProcessEnv; listen?: boolean; transport?: MailTransport; now?: () => Date } = {}): Promise<RunningProcess> {
+export async function startProcess(
+  options: { env?: NodeJS.ProcessEnv; listen?: boolean; transport?: MailTransport; now?: () => Date; logDestination?: DestinationStream } = {},
+): Promise<RunningProcess> {
   const config = loadConfig(options.env ?? process.env);
-  const deps = createDeps(config);
+  const deps = createDeps(config, options.logDestination ? { logger: createLogger({ level: config.logLevel, name: 'api', destination: options.logDestination }) } : {});
   const { logger } = deps;
   await migrate({ url: config.databaseUrl, schema: config.databaseSchema, logger: { info: (m) => logger.info(m), warn: (m) => logger.warn(m) } });
-  const runtime = await startWorkerRoles({ config, db: deps.db, queues: deps.queues, logger, roles: config.roles, transport: options.transport, now: options.now });
-  deps.roles = { names: runtime.roles, isReady: () => runtime.isReady() };
+  const runtime = await startWorkerRoles({
+    config, db: deps.db, queues: deps.queues, logger, roles: config.roles, transport: options.transport, now: options.now, metrics: deps.metrics,
+  });
+  deps.roles = { names: runtime.roles, isReady: () => runtime.isReady(), checks: runtime.checks };
 
   let app: FastifyInstance | undefined;
   let subscriber: ReturnType<typeof createRedis> | undefined;
@@ -47,12 +62,16 @@ export async function startProcess(options: { env?: NodeJS.ProcessEnv; listen?: 
     deps,
     runtime,
     app,
-    stop() {
+    stop({ timeoutMs = STOP_TIMEOUT_MS } = {}) {
       stopping ??= (async () => {
-        await app?.close();
-        await runtime.close();
+        const deadline = Date.now() + timeoutMs;
+        // New connections are refused at once; requests in flight are answered.
+        if (app) await Promise.race([app.close(), atDeadline(deadline)]);
+        // No new jobs; jobs in flight finish, or return to their queue when their lock expires.
+        await runtime.close({ deadline });
         await subscriber?.quit().catch(() => {});
         await closeDeps(deps);
+        logger.info('stopped');
       })();
       return stopping;
     },

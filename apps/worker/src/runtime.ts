@@ -1,9 +1,9 @@
-import { Worker, type ConnectionOptions } from 'bullmq';
+import { Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Config, Role } from '@notify/config';
 import type { Database } from '@notify/db';
 import { createMailRenderer, createMailTransport, type MailTransport } from '@notify/mail';
-import type { Logger } from '@notify/observability';
+import { maskUrlPassword, type Logger, type Metrics } from '@notify/observability';
 import {
   reconcile,
   requestDueDigests,
@@ -13,7 +13,7 @@ import {
   type PipelineContext,
 } from '@notify/pipeline';
 import { LOCK_DURATION_MS, QUEUE_NAMES, type Queues } from '@notify/queues';
-import { createProcessors, type ProcessorMap } from './processors';
+import { createProcessors, type Processor, type ProcessorMap } from './processors';
 
 export interface WorkerRuntimeOptions {
   config: Config;
@@ -24,6 +24,8 @@ export interface WorkerRuntimeOptions {
   now?: () => Date;
   /** Tests and benchmarks may hand in a transport; otherwise config decides (SMTP or outbox). */
   transport?: MailTransport;
+  /** Counts what the pipeline does and how long jobs take; nothing is counted without it. */
+  metrics?: Metrics;
 }
 
 export interface WorkerRuntime {
@@ -32,8 +34,35 @@ export interface WorkerRuntime {
   mailTransport: MailTransport | undefined;
   /** Whether every started role is running (for readiness). */
   isReady(): boolean;
-  /** Stops taking new jobs, lets jobs in flight finish, closes connections. */
-  close(): Promise<void>;
+  /** Readiness checks of the started roles: the mailer's SMTP server (`smtp`) or outbox folder (`outbox`). */
+  checks: Record<string, () => Promise<unknown>>;
+  /**
+   * Stops taking new jobs, lets jobs in flight finish, closes connections. Jobs still running at
+   * `deadline` (epoch ms) are left to BullMQ: their lock expires and another worker takes them.
+   */
+  close(options?: { deadline?: number }): Promise<void>;
+}
+
+/** How long a readiness answer about the mail server is reused, so probes do not open a connection each. */
+export const MAIL_CHECK_TTL_MS = 10_000;
+
+/** Runs `check` at most once per `ttlMs`; callers in between share its answer (or its failure). */
+export function cachedCheck(check: () => Promise<unknown>, ttlMs: number): () => Promise<unknown> {
+  let last: { at: number; result: Promise<unknown> } | undefined;
+  return () => {
+    const now = Date.now();
+    if (!last || now - last.at >= ttlMs) {
+      const result = check();
+      result.catch(() => {});
+      last = { at: now, result };
+    }
+    return last.result;
+  };
+}
+
+function secondsOf(job: Job): number {
+  if (!job.processedOn) return 0;
+  return ((job.finishedOn ?? Date.now()) - job.processedOn) / 1000;
 }
 
 function messageIdDomain(from: string): string {
@@ -65,7 +94,8 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
   const { config, db, queues, logger } = options;
   const roles = options.roles.filter((role) => role !== 'api');
   const now = options.now ?? (() => new Date());
-  const pipeline: PipelineContext = { db, queues, now, instantCoalesceMs: config.pipeline.instantCoalesceMs };
+  const metrics = options.metrics;
+  const pipeline: PipelineContext = { db, queues, now, instantCoalesceMs: config.pipeline.instantCoalesceMs, metrics: metrics?.pipeline };
   const index = new RuleIndex();
   const connection: ConnectionOptions = new Redis(config.redisUrl, { maxRetriesPerRequest: null, connectionName: 'notify-workers' });
   const workerBase = { connection, prefix: config.queuePrefix, lockDuration: LOCK_DURATION_MS };
@@ -80,9 +110,22 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
     mailer = { ...pipeline, renderer: await createMailRenderer(), transport, from: config.mail.from, messageIdDomain: messageIdDomain(config.mail.from) };
   }
   const processors: ProcessorMap = createProcessors({ pipeline, index, mailer });
-  const start = <T>(name: string, processor: (job: import('bullmq').Job<T>) => Promise<unknown>, concurrency: number) => {
-    const worker = new Worker<T>(name, processor, { ...workerBase, concurrency });
-    worker.on('failed', (job, error) => logger.warn({ job_id: job?.id, queue: name, attempts: job?.attemptsMade, err: error }, 'job failed'));
+  const checks: Record<string, () => Promise<unknown>> = {};
+  const start = <T>(name: string, processor: Processor<T>, concurrency: number) => {
+    // Every line about a job carries its id and queue.
+    const run = async (job: Job<T>) => {
+      const log = logger.child({ queue: name, job_id: job.id });
+      log.debug({ attempt: job.attemptsMade + 1 }, 'job started');
+      const result = await processor(job, log);
+      log.debug('job completed');
+      return result;
+    };
+    const worker = new Worker<T>(name, run, { ...workerBase, concurrency });
+    worker.on('completed', (job) => metrics?.jobFinished(name, 'completed', secondsOf(job as Job)));
+    worker.on('failed', (job, error) => {
+      if (job) metrics?.jobFinished(name, 'failed', secondsOf(job as Job));
+      logger.warn({ job_id: job?.id, queue: name, attempts: job?.attemptsMade, err: error }, 'job failed');
+    });
     worker.on('error', (error) => logger.warn({ queue: name, err: error }, 'worker error'));
     workers.push(worker as unknown as Worker);
   };
@@ -109,9 +152,12 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
     );
     logger.info('scheduler started');
   }
-  if (roles.includes('mailer')) {
+  if (roles.includes('mailer') && transport) {
+    const mail = transport;
+    checks[mail.kind] = cachedCheck(() => mail.verify(), MAIL_CHECK_TTL_MS);
     start(QUEUE_NAMES.mail, processors.mail, config.pipeline.mailConcurrency);
-    logger.info({ transport: transport?.kind }, 'mailer started');
+    const target = mail.kind === 'smtp' && config.mail.smtpUrl ? { smtp: maskUrlPassword(config.mail.smtpUrl) } : { outbox: config.mail.outboxDir };
+    logger.info({ transport: mail.kind, ...target }, 'mailer started');
   }
 
   let closed = false;
@@ -120,11 +166,25 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
     index,
     mailTransport: transport,
     isReady: () => !closed && workers.every((worker) => worker.isRunning()),
-    async close() {
+    checks,
+    async close({ deadline } = {}) {
       if (closed) return;
       closed = true;
-      await Promise.allSettled(stops.map((stop) => stop()));
-      await Promise.allSettled(workers.map((worker) => worker.close()));
+      // Periodic tasks and fetching stop at once; jobs in flight get until the deadline to finish.
+      const stopped = Promise.allSettled(stops.map((stop) => stop()));
+      const finished = Promise.allSettled(workers.map((worker) => worker.close()));
+      let timer: NodeJS.Timeout | undefined;
+      const late = deadline === undefined
+        ? new Promise<never>(() => {})
+        : new Promise<'late'>((resolve) => {
+            timer = setTimeout(() => resolve('late'), Math.max(0, deadline - Date.now()));
+          });
+      const outcome = await Promise.race([Promise.all([stopped, finished]), late]);
+      clearTimeout(timer);
+      if (outcome === 'late') {
+        // Their locks are no longer renewed: once one expires, BullMQ hands the job to another worker.
+        logger.warn('jobs still running at the shutdown deadline: leaving them to another worker once their lock expires');
+      }
       await subscriber?.quit().catch(() => {});
       await transport?.close().catch(() => {});
       (connection as Redis).disconnect();

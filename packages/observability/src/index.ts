@@ -1,1 +1,10 @@
-export { createLogger, redactPaths, type Logger } from './logger';
+export { createLogger, maskUrlPassword, redactPaths, type DestinationStream, type Logger, type LoggerOptions } from './logger';
+export {
+  createMetrics,
+  QUEUE_STATES,
+  type MailFailureReason,
+  type Metrics,
+  type MetricsOptions,
+  type PipelineMetricsHooks,
+  type QueueCountsSource,
+} from './metrics';

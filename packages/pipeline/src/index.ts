@@ -1,4 +1,4 @@
-export type { PipelineContext } from './context';
+export type { PipelineContext, PipelineMetrics } from './context';
 export { RuleIndex, type IndexedRule } from './rules/rule-index';
 export { createRuleChangeAnnouncer, subscribeToRuleChanges, RULE_CHANGES_CHANNEL, type RuleChange, type RuleChangeAnnouncer } from './rules/rule-changes';
 export { matchEvents, instantKeys, type MatchResult } from './matching/match-events';

@@ -1,8 +1,10 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { deliverPeriod, matchEvents, sendDelivery, type MailerContext, type PipelineContext, type RuleIndex } from '@notify/pipeline';
+import type { Logger } from '@notify/observability';
 import type { JobCatalog, JobKind } from '@notify/queues';
 
-export type Processor<T> = (job: Job<T>) => Promise<unknown>;
+/** `log` is the job's own logger: every line carries its `job_id` and `queue`. */
+export type Processor<T> = (job: Job<T>, log: Logger) => Promise<unknown>;
 
 /** One processor per kind of job; a kind without one does not compile. Each is thin: parse, call the domain, return. */
 export type ProcessorMap = { [K in JobKind]: Processor<JobCatalog[K]> };
@@ -15,12 +17,24 @@ export interface ProcessorContext {
 
 export function createProcessors(ctx: ProcessorContext): ProcessorMap {
   return {
-    match: async (job) => matchEvents(ctx.pipeline, ctx.index, job.data.events),
-    digest: async (job) => ({ deliveries: (await deliverPeriod(ctx.pipeline, job.data.ruleId, job.data.periodKey)).length }),
-    mail: async (job) => {
+    match: async (job, log) => {
+      const result = await matchEvents(ctx.pipeline, ctx.index, job.data.events);
+      log.debug(result, 'events matched');
+      return result;
+    },
+    digest: async (job, log) => {
+      const deliveries = (await deliverPeriod(ctx.pipeline, job.data.ruleId, job.data.periodKey)).length;
+      log.debug({ rule_id: job.data.ruleId, period_key: job.data.periodKey, deliveries }, 'digest requested');
+      return { deliveries };
+    },
+    mail: async (job, log) => {
       if (!ctx.mailer) throw new Error('this process does not run the mailer role');
       const finalAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       const outcome = await sendDelivery(ctx.mailer, job.data.deliveryId, { finalAttempt });
+      const deliveryId = job.data.deliveryId;
+      if (outcome.status === 'sent') log.info({ delivery_id: deliveryId, message_id: outcome.messageId }, 'e-mail sent');
+      else if (outcome.status === 'cancelled') log.info({ delivery_id: deliveryId, reason: outcome.reason }, 'e-mail cancelled');
+      else if (outcome.status === 'skipped') log.debug({ delivery_id: deliveryId, reason: outcome.reason }, 'e-mail skipped');
       if (outcome.status === 'failed') {
         // Recorded already; a permanent failure is not retried, a transient one is, with backoff.
         if (outcome.permanent) throw new UnrecoverableError(outcome.error);

@@ -26,6 +26,7 @@ interface DeliveryRow {
   email: string;
   period_key: string;
   attempts: number;
+  first_event_at: Date | null;
   rule_name: string;
   scope: Scope;
   frequency: Frequency;
@@ -65,7 +66,7 @@ export async function sendDelivery(ctx: MailerContext, deliveryId: string, optio
     `UPDATE deliveries d SET status = 'sending', attempts = d.attempts + 1, updated_at = now()
        FROM notification_rules r, organizations o
       WHERE d.id = $1 AND d.status IN ('pending', 'sending') AND r.id = d.rule_id AND o.id = r.organization_id
-      RETURNING d.id, d.rule_id, d.team_member_id, d.email, d.period_key, d.attempts, r.name AS rule_name, r.scope, r.frequency,
+      RETURNING d.id, d.rule_id, d.team_member_id, d.email, d.period_key, d.attempts, d.first_event_at, r.name AS rule_name, r.scope, r.frequency,
                 o.name AS organization_name, o.timezone,
                 (SELECT t.name FROM team_members t WHERE t.id = d.team_member_id) AS member_name`,
     [deliveryId],
@@ -74,6 +75,7 @@ export async function sendDelivery(ctx: MailerContext, deliveryId: string, optio
   if (!delivery) return { status: 'skipped', reason: 'already sent, cancelled or failed, or unknown' };
   if (delivery.team_member_id === null) {
     await db.pool.query(`UPDATE deliveries SET status = 'cancelled', last_error = $2, updated_at = now() WHERE id = $1`, [deliveryId, 'member removed']);
+    ctx.metrics?.mailFailed('cancelled', true);
     return { status: 'cancelled', reason: 'member removed' };
   }
 
@@ -109,18 +111,23 @@ export async function sendDelivery(ctx: MailerContext, deliveryId: string, optio
     events: mailEvents,
   });
   const messageId = messageIdFor(delivery.id, ctx.messageIdDomain);
+  let acceptedAt: number;
   try {
     await ctx.transport.send({ from: ctx.from, to: delivery.email, subject: rendered.subject, html: rendered.html, text: rendered.text, messageId });
+    acceptedAt = Date.now();
   } catch (error) {
     const permanent = classifySendError(error) === 'permanent';
     const message = (error as Error).message?.slice(0, 2000) ?? String(error);
     const final = permanent || options.finalAttempt === true;
     await db.pool.query(`UPDATE deliveries SET status = $2, last_error = $3, updated_at = now() WHERE id = $1`, [deliveryId, final ? 'failed' : 'pending', message]);
+    ctx.metrics?.mailFailed(permanent ? 'permanent' : 'transient', final);
     return { status: 'failed', error: message, permanent };
   }
   await db.pool.query(
     `UPDATE deliveries SET status = 'sent', message_id = $2, sent_at = now(), last_error = NULL, updated_at = now() WHERE id = $1`,
     [deliveryId, messageId],
   );
+  // Wall-clock time, not ctx.now(): latency is what a recipient waits, whatever the schedule's clock says.
+  ctx.metrics?.mailSent(delivery.frequency, delivery.first_event_at ? acceptedAt - delivery.first_event_at.getTime() : null);
   return { status: 'sent', messageId };
 }

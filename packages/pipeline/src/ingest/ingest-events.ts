@@ -12,6 +12,7 @@ import {
 } from '@notify/core';
 import type { Database } from '@notify/db';
 import type { Queues } from '@notify/queues';
+import type { PipelineMetrics } from '../context';
 
 export interface IngestContext {
   db: Database;
@@ -23,6 +24,8 @@ export interface IngestContext {
   publishTimeoutMs?: number;
   /** Told when publishing a scope's events failed or timed out (e.g. to log it); the events stay stored. */
   onPublishError?: (error: unknown, scope: Scope, events: number) => void;
+  /** Counts stored and repeated events by scope. */
+  metrics?: Pick<PipelineMetrics, 'eventsIngested'>;
 }
 
 export interface IngestOptions {
@@ -133,6 +136,14 @@ export async function ingestEvents(ctx: IngestContext, events: readonly Incoming
     const pairs = byScope.get(row.scope);
     if (pairs) pairs.push([row.organization_id, row.id]);
     else byScope.set(row.scope, [[row.organization_id, row.id]]);
+  }
+  if (ctx.metrics) {
+    const received = new Map<Scope, number>();
+    for (const event of events) received.set(event.scope, (received.get(event.scope) ?? 0) + 1);
+    for (const [scope, count] of received) {
+      const accepted = byScope.get(scope)?.length ?? 0;
+      ctx.metrics.eventsIngested(scope, accepted, count - accepted);
+    }
   }
   const timeoutMs = ctx.publishTimeoutMs ?? DEFAULT_PUBLISH_TIMEOUT_MS;
   await Promise.all(

@@ -56,6 +56,7 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
   const now = ctx.now();
   let created: NewMatch[] = [];
   let eventCount: number;
+  const rulesById = new Map<string, IndexedRule>();
   try {
     await client.query('BEGIN');
     // Row locks keep two matchers that got the same events from matching them twice.
@@ -73,7 +74,10 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
     for (const event of events) {
       const matchable = toMatchable(event);
       for (const rule of index.rulesFor(event.organization_id, event.scope)) {
-        if (rule.matches(matchable)) candidates.push({ rule, event });
+        if (rule.matches(matchable)) {
+          candidates.push({ rule, event });
+          rulesById.set(rule.id, rule);
+        }
       }
     }
 
@@ -148,6 +152,19 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
     throw error;
   } finally {
     client.release();
+  }
+
+  if (ctx.metrics && created.length) {
+    const counts = new Map<string, { scope: string; frequency: string; count: number }>();
+    for (const match of created) {
+      const rule = rulesById.get(match.ruleId);
+      if (!rule) continue;
+      const key = `${rule.scope}|${rule.frequency}`;
+      const entry = counts.get(key) ?? { scope: rule.scope, frequency: rule.frequency, count: 0 };
+      entry.count += 1;
+      counts.set(key, entry);
+    }
+    for (const { scope, frequency, count } of counts.values()) ctx.metrics.matched(scope, frequency, count);
   }
 
   // An instant rule's first match goes out now rather than at the scheduler's next

@@ -1,0 +1,170 @@
+import { once } from 'node:events';
+import net from 'node:net';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSmtpSink, type SmtpSink } from '../../packages/mail/src/testing/smtp-sink';
+import { ADMIN_TOKEN } from '../support/app';
+import { REDIS_URL } from '../support/database';
+import { startPipeline, type PipelineHarness } from '../support/pipeline';
+import { parsePrometheus, valueOf } from '../support/prometheus';
+import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A TCP relay to Redis that can be cut and restored on the same port: Redis going away, as the process sees it. */
+async function startRedisRelay(): Promise<{ url: string; cut(): Promise<void>; restore(): Promise<void>; close(): Promise<void> }> {
+  const target = new URL(REDIS_URL);
+  const sockets = new Set<net.Socket>();
+  let server: net.Server | undefined;
+  let port = 0;
+  const listen = async () => {
+    server = net.createServer((client) => {
+      const upstream = net.connect(Number(target.port || 6379), target.hostname);
+      sockets.add(client).add(upstream);
+      for (const socket of [client, upstream]) {
+        socket.on('error', () => {});
+        socket.on('close', () => {
+          sockets.delete(socket);
+          client.destroy();
+          upstream.destroy();
+        });
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    server.listen(port, '127.0.0.1');
+    await once(server, 'listening');
+    port = (server.address() as net.AddressInfo).port;
+  };
+  const cut = async () => {
+    const closed = new Promise((resolve) => server!.close(resolve));
+    for (const socket of sockets) socket.destroy();
+    await closed;
+  };
+  await listen();
+  return { url: `redis://127.0.0.1:${port}${target.pathname}`, cut, restore: listen, close: cut };
+}
+
+async function ready(p: PipelineHarness) {
+  const response = await p.process.app!.inject({ method: 'GET', url: '/health/ready' });
+  return { status: response.statusCode, body: response.json() as { status: string; checks: Record<string, { status: string; error?: string }> } };
+}
+
+async function live(p: PipelineHarness): Promise<number> {
+  return (await p.process.app!.inject({ method: 'GET', url: '/health/live' })).statusCode;
+}
+
+describe('readiness follows Redis', () => {
+  let smtp: TestSmtpServer;
+  let relay: Awaited<ReturnType<typeof startRedisRelay>>;
+  let p: PipelineHarness;
+
+  beforeAll(async () => {
+    smtp = await startSmtpServer();
+    relay = await startRedisRelay();
+    p = await startPipeline(smtp, { REDIS_URL: relay.url });
+  });
+  afterAll(async () => {
+    await p.stop();
+    await relay.close();
+    await smtp.close();
+  });
+
+  it('is ready with every check of a process running every role', async () => {
+    const { status, body } = await ready(p);
+    expect(status).toBe(200);
+    expect(body).toEqual({
+      status: 'ok',
+      checks: { database: { status: 'ok' }, redis: { status: 'ok' }, roles: { status: 'ok' }, smtp: { status: 'ok' } },
+    });
+  });
+
+  it('is not ready while Redis is down, stays live, keeps answering /metrics, and is ready again when Redis is back', async () => {
+    await relay.cut();
+    const started = Date.now();
+    const down = await ready(p);
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(down.status).toBe(503);
+    expect(down.body.status).toBe('fail');
+    expect(down.body.checks.redis!.status).toBe('fail');
+    expect(down.body.checks.database!.status).toBe('ok');
+    expect(await live(p)).toBe(200);
+
+    // A scrape does not hang on Redis: queue depths are missing and say so.
+    const scrapeStarted = Date.now();
+    const scrape = await p.process.app!.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(scrape.statusCode).toBe(200);
+    expect(Date.now() - scrapeStarted).toBeLessThan(3000);
+    expect(valueOf(parsePrometheus(scrape.body), 'notify_queue_metrics_up')).toBe(0);
+
+    await relay.restore();
+    const deadline = Date.now() + 10_000;
+    while ((await ready(p)).status !== 200) {
+      if (Date.now() > deadline) throw new Error(`not ready again: ${JSON.stringify((await ready(p)).body)}`);
+      await sleep(100);
+    }
+  });
+});
+
+describe('readiness follows the mail server', () => {
+  let smtp: TestSmtpServer;
+  let sink: SmtpSink;
+  let outbox: string;
+  const harnesses: PipelineHarness[] = [];
+
+  beforeAll(async () => {
+    smtp = await startSmtpServer();
+    sink = await startSmtpSink();
+    outbox = await mkdtemp(join(tmpdir(), 'notify-outbox-'));
+  });
+  afterAll(async () => {
+    await Promise.all(harnesses.map((harness) => harness.stop()));
+    await Promise.all([smtp.close(), sink.close(), rm(outbox, { recursive: true, force: true })]);
+  });
+
+  async function start(env: Record<string, string>): Promise<PipelineHarness> {
+    const harness = await startPipeline(smtp, env);
+    harnesses.push(harness);
+    return harness;
+  }
+
+  it('is not ready when the SMTP server cannot be reached, and stays live', async () => {
+    // Nothing listens on port 1.
+    const p = await start({ SMTP_URL: 'smtp://user:pass@127.0.0.1:1' });
+    const { status, body } = await ready(p);
+    expect(status).toBe(503);
+    expect(body.checks.smtp!.status).toBe('fail');
+    expect(body.checks.smtp!.error).toMatch(/ECONNREFUSED|connect/i);
+    expect(body.checks.smtp!.error).not.toContain('pass@');
+    expect(body.checks.database!.status).toBe('ok');
+    expect(body.checks.redis!.status).toBe('ok');
+    expect(await live(p)).toBe(200);
+  });
+
+  it('asks the SMTP server once per 10 s, not once per probe', async () => {
+    const p = await start({ SMTP_URL: sink.url });
+    const before = sink.connections;
+    for (let i = 0; i < 5; i++) expect((await ready(p)).body.checks.smtp).toEqual({ status: 'ok' });
+    expect(sink.connections - before).toBe(1);
+  });
+
+  it('without SMTP, is ready when the outbox folder is writable and not otherwise', async () => {
+    const writable = await start({ SMTP_URL: '', OUTBOX_DIR: outbox });
+    expect((await ready(writable)).body.checks).toEqual({ database: { status: 'ok' }, redis: { status: 'ok' }, roles: { status: 'ok' }, outbox: { status: 'ok' } });
+    // A folder below a file can never be created.
+    const file = join(outbox, 'a-file');
+    await writeFile(file, '');
+    const broken = await start({ SMTP_URL: '', OUTBOX_DIR: join(file, 'outbox') });
+    const { status, body } = await ready(broken);
+    expect(status).toBe(503);
+    expect(body.checks.outbox!.status).toBe('fail');
+  });
+
+  it('has no mail check in a process without the mailer role', async () => {
+    const p = await start({ ROLES: 'api,matcher', SMTP_URL: 'smtp://127.0.0.1:1' });
+    const { status, body } = await ready(p);
+    expect(status).toBe(200);
+    expect(Object.keys(body.checks).sort()).toEqual(['database', 'redis', 'roles']);
+  });
+});

@@ -1,0 +1,171 @@
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger, maskUrlPassword } from '@notify/observability';
+import { ADMIN_TOKEN, INGEST_TOKEN } from '../support/app';
+import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
+import type { TestSmtpServer } from '../support/smtp';
+
+const SMTP_PASSWORD = 'Sm7p-pa55w0rd-xq9';
+const METRICS_TOKEN = 'test-metrics-token-9876543210';
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+type Line = Record<string, unknown> & { msg?: string };
+
+/** A pino destination that keeps every line, raw and parsed. */
+function captureLines() {
+  const raw: string[] = [];
+  return {
+    raw,
+    write(line: string) {
+      raw.push(line);
+    },
+    get lines(): Line[] {
+      return raw.map((line) => JSON.parse(line) as Line);
+    },
+    get text(): string {
+      return raw.join('');
+    },
+  };
+}
+
+/** An SMTP server that insists on a password, and counts what it accepts. */
+async function startAuthSmtp(): Promise<{ url: string; accepted: number; close(): Promise<void> }> {
+  const state = { accepted: 0 };
+  const server = new SMTPServer({
+    disabledCommands: ['STARTTLS'],
+    allowInsecureAuth: true,
+    logger: false,
+    onAuth(auth, _session, callback) {
+      if (auth.username === 'mailer' && auth.password === SMTP_PASSWORD) callback(null, { user: auth.username });
+      else callback(Object.assign(new Error('Invalid credentials'), { responseCode: 535 }));
+    },
+    onData(stream, _session, callback) {
+      stream.on('data', () => {});
+      stream.on('end', () => {
+        state.accepted += 1;
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.server.address() as AddressInfo;
+  return Object.assign(state, {
+    url: `smtp://mailer:${SMTP_PASSWORD}@127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  });
+}
+
+describe('log lines: JSON, redacted, each naming its request or job', () => {
+  const capture = captureLines();
+  let smtp: Awaited<ReturnType<typeof startAuthSmtp>>;
+  let p: PipelineHarness;
+  const secrets: string[] = [ADMIN_TOKEN, INGEST_TOKEN, SMTP_PASSWORD, METRICS_TOKEN];
+  let requestId = '';
+
+  beforeAll(async () => {
+    smtp = await startAuthSmtp();
+    p = await startPipeline({ url: smtp.url } as TestSmtpServer, { LOG_LEVEL: 'trace', METRICS_TOKEN }, { logDestination: capture });
+
+    // An admin call with the bearer token, generating a key (returned once, in the body).
+    const org = await p.createOrg();
+    secrets.push(org.key);
+    const member = org.members[0]!;
+    // Calls with the apikey header: a good key, and a wrong one of the right shape.
+    await p.createRule(org.key, { name: 'Logged', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
+    const listed = await p.api(org.key, 'GET', '/v1/platform/notification-rules');
+    requestId = listed.headers['service-request-id'] as string;
+    const wrongKey = 'A'.repeat(32);
+    secrets.push(wrongKey);
+    expect((await p.api(wrongKey, 'GET', '/v1/platform/notification-rules')).statusCode).toBe(401);
+    // A wrong admin token is a secret too, and so is a scrape's token.
+    const wrongAdmin = 'wrong-admin-token-5647382910';
+    secrets.push(wrongAdmin);
+    await p.process.app!.inject({ method: 'GET', url: '/admin/v1/organizations', headers: { authorization: `Bearer ${wrongAdmin}` } });
+    await p.process.app!.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+    // Ingest with the bearer token, through to an e-mail over authenticated SMTP.
+    expect((await p.ingest({ events: [makeEvent(org.id)] })).statusCode).toBe(202);
+    const deadline = Date.now() + 10_000;
+    while (!capture.lines.some((line) => line.msg === 'e-mail sent')) {
+      if (Date.now() > deadline) throw new Error('no e-mail was sent');
+      await sleep(25);
+    }
+    expect(smtp.accepted).toBe(1);
+
+    // Code that logs carelessly: headers, the whole configuration, an error naming the SMTP URL.
+    const log = p.process.deps.logger;
+    log.info({ headers: { apikey: org.key, authorization: `Bearer ${ADMIN_TOKEN}` } }, 'careless headers');
+    log.info({ req: { headers: { apikey: org.key, authorization: `Bearer ${INGEST_TOKEN}` } } }, 'careless request');
+    log.info({ config: p.process.config }, 'careless configuration');
+    log.warn({ err: new Error(`could not connect to ${p.process.config.mail.smtpUrl}`) }, `SMTP trouble at ${p.process.config.mail.smtpUrl}`);
+    log.info({ key: org.key, token: INGEST_TOKEN, password: SMTP_PASSWORD }, 'careless fields');
+  });
+  afterAll(async () => {
+    await p.stop();
+    await smtp.close();
+  });
+
+  it('writes one JSON object per line', () => {
+    expect(capture.raw.length).toBeGreaterThan(20);
+    for (const line of capture.raw) {
+      expect(line.endsWith('\n')).toBe(true);
+      expect(() => JSON.parse(line)).not.toThrow();
+    }
+  });
+
+  it('never writes an API key, a token or the SMTP password', () => {
+    const text = capture.text;
+    for (const secret of secrets) expect(text, `a log line contains ${secret.slice(0, 6)}…`).not.toContain(secret);
+    expect(text).toContain('[redacted]');
+  });
+
+  it('logs the SMTP URL with its password masked', () => {
+    const started = capture.lines.find((line) => line.msg === 'mailer started');
+    expect(started).toMatchObject({ transport: 'smtp', smtp: expect.stringMatching(/^smtp:\/\/mailer:\*\*\*@127\.0\.0\.1:\d+$/) });
+    const trouble = capture.lines.find((line) => line.msg?.startsWith('SMTP trouble'));
+    expect(trouble!.msg).toMatch(/smtp:\/\/mailer:\*\*\*@127\.0\.0\.1/);
+    expect(JSON.stringify(trouble!.err)).toContain('mailer:***@');
+    const config = capture.lines.find((line) => line.msg === 'careless configuration')!.config as Record<string, unknown>;
+    expect(config.adminToken).toBe('[redacted]');
+    expect(config.ingestTokens).toBe('[redacted]');
+  });
+
+  it('puts the request id on every line about a request', () => {
+    // (The test's own careless lines above are not about a request.)
+    const aboutRequests = capture.lines.filter((line) => ('req' in line || 'res' in line) && !line.msg?.startsWith('careless'));
+    expect(aboutRequests.length).toBeGreaterThan(10);
+    for (const line of aboutRequests) expect(line.request_id, JSON.stringify(line)).toEqual(expect.any(String));
+    const ofOne = capture.lines.filter((line) => line.request_id === requestId);
+    expect(ofOne.map((line) => line.msg)).toEqual(expect.arrayContaining(['incoming request', 'request completed']));
+  });
+
+  it('puts the job id and queue on every line about a job', () => {
+    const aboutJobs = capture.lines.filter((line) => 'job_id' in line || ['job started', 'job completed', 'e-mail sent', 'events matched'].includes(line.msg ?? ''));
+    for (const line of aboutJobs) {
+      expect(line.job_id, JSON.stringify(line)).toEqual(expect.any(String));
+      expect(line.queue, JSON.stringify(line)).toEqual(expect.any(String));
+    }
+    const sent = capture.lines.find((line) => line.msg === 'e-mail sent')!;
+    expect(sent).toMatchObject({ queue: 'mail', job_id: `mail.${sent.delivery_id as string}` });
+    const queues = new Set(aboutJobs.map((line) => line.queue));
+    expect(queues).toContain('events.new_open_port_detected');
+    expect(queues).toContain('mail');
+  });
+});
+
+describe('the logger', () => {
+  it('masks passwords of URLs and nothing else', () => {
+    expect(maskUrlPassword('smtp://user:secret@mail.example.com:587')).toBe('smtp://user:***@mail.example.com:587');
+    expect(maskUrlPassword('redis://:pw@127.0.0.1:6379/2 and postgresql://app:p%40ss@db/notify')).toBe('redis://:***@127.0.0.1:6379/2 and postgresql://app:***@db/notify');
+    expect(maskUrlPassword('smtp://mail.example.com:587')).toBe('smtp://mail.example.com:587');
+    expect(maskUrlPassword('mailto:someone@example.com, https://example.com/a@b')).toBe('mailto:someone@example.com, https://example.com/a@b');
+  });
+
+  it('takes its level from configuration', () => {
+    const capture = captureLines();
+    const logger = createLogger({ level: 'warn', destination: capture });
+    logger.info('hidden');
+    logger.warn('shown');
+    expect(capture.lines.map((line) => line.msg)).toEqual(['shown']);
+  });
+});

@@ -235,7 +235,7 @@ describe('SMTP failures', () => {
     const row = await deliveryOf(member.email, (r) => r.status === 'failed');
     expect(row.attempts).toBe(1);
     expect(String(row.last_error)).toContain('550');
-    const listed = await p.admin('GET', `/admin/v1/notification-rules/${rule.id}/deliveries?status=failed`);
+    const listed = await p.admin('GET', `/admin/v1/notification-rules/${rule.id}/deliveries?status=failed&limit=10`);
     expect(listed.statusCode).toBe(200);
     expect(listed.json().results).toEqual([expect.objectContaining({ id: row.id, status: 'failed', attempts: 1 })]);
 

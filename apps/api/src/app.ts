@@ -3,6 +3,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { findPrincipalByKey } from '@notify/db';
 import type { AppDeps } from './deps';
+import { addAssetFiltersKeyword } from './plugins/ajv-asset-filters';
 import { addFiltersKeyword } from './plugins/ajv-filters';
 import adminSessionPlugin from './plugins/admin-session';
 import authPlugin from './plugins/auth';
@@ -16,8 +17,10 @@ import { adminConsoleRoutes } from './routes/admin/console';
 import { adminOrganizationRuleRoutes } from './routes/admin/organization-rules';
 import { adminPipelineRoutes } from './routes/admin/pipeline';
 import { adminRoutes } from './routes/admin/routes';
+import { assetSearchRoutes } from './routes/easm/routes';
 import { healthRoutes } from './routes/health';
 import { ingestRoutes } from './routes/ingest/routes';
+import { lookupRoutes } from './routes/lookup/routes';
 import { notificationRuleRoutes } from './routes/notification-rules/routes';
 
 function containsNul(value: unknown, depth = 0): boolean {
@@ -66,7 +69,7 @@ export async function buildApp(deps: AppDeps, options: { logger?: FastifyServerO
         verbose: true,
         strict: false,
       },
-      plugins: [addFiltersKeyword],
+      plugins: [addFiltersKeyword, addAssetFiltersKeyword],
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -114,6 +117,8 @@ export async function buildApp(deps: AppDeps, options: { logger?: FastifyServerO
   await app.register(openapiPlugin);
   await app.register(healthRoutes, { deps });
   await app.register(notificationRuleRoutes, { deps });
+  await app.register(assetSearchRoutes, { deps });
+  await app.register(lookupRoutes, { deps });
   await app.register(adminRoutes, { deps, keyCache });
   await app.register(adminPipelineRoutes, { deps });
   await app.register(adminOrganizationRuleRoutes, { deps });

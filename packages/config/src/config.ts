@@ -75,6 +75,17 @@ const pipelineSchema = z.object({
   MAIL_BACKOFF_MS: z.coerce.number().int().min(10).max(3_600_000).default(5000),
 });
 
+const lookupSchema = z.object({
+  /** The WHOIS server a lookup starts at (host[:port]); it refers on to the registry and registrar. */
+  WHOIS_SERVER: z
+    .string()
+    .default('whois.iana.org:43')
+    .transform((value) => value.trim())
+    .pipe(z.string().regex(/^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::\d{1,5})?$/, 'expected host or host:port')),
+  WHOIS_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
+  WHOIS_CACHE_SECONDS: z.coerce.number().int().min(0).max(30 * 86_400).default(86_400),
+});
+
 const loggingSchema = z.object({
   LOG_LEVEL: logLevel.default('info'),
 });
@@ -118,6 +129,8 @@ export interface Config {
     mailConcurrency: number;
   };
   logLevel: z.infer<typeof logLevel>;
+  /** WHOIS lookups: where they start (host[:port]), their deadline, how long answers are cached (0: not at all). */
+  whois: { server: string; timeoutMs: number; cacheSeconds: number };
 }
 
 function parse<T extends z.ZodType>(schema: T, env: NodeJS.ProcessEnv): z.infer<T> {
@@ -146,7 +159,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const mail = attempt(mailSchema);
   const logging = attempt(loggingSchema);
   const pipeline = attempt(pipelineSchema);
-  if (!http || !stores || !auth || !mail || !logging || !pipeline) {
+  const lookup = attempt(lookupSchema);
+  if (!http || !stores || !auth || !mail || !logging || !pipeline || !lookup) {
     throw new ConfigError(`Invalid configuration:\n${issues.join('\n')}`);
   }
   return {
@@ -187,5 +201,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       mailConcurrency: pipeline.MAIL_CONCURRENCY,
     },
     logLevel: logging.LOG_LEVEL,
+    whois: { server: lookup.WHOIS_SERVER, timeoutMs: lookup.WHOIS_TIMEOUT_MS, cacheSeconds: lookup.WHOIS_CACHE_SECONDS },
   };
 }

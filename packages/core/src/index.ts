@@ -8,3 +8,4 @@ export * from './conditions';
 export * from './schedule';
 export * from './rules';
 export * from './events';
+export * from './assets';

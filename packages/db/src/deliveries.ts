@@ -32,3 +32,33 @@ export async function listRuleDeliveries(db: Database, ruleId: string, options: 
 export async function pendingMatchCount(db: Database, ruleId: string): Promise<number> {
   return db.prisma.match.count({ where: { ruleId, status: 'pending' } });
 }
+
+export type DeliveryStatus = DeliveryRecord['status'];
+const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'sending', 'sent', 'failed', 'cancelled'];
+
+/** How many deliveries each rule has in each status, for the operator console's rule list. */
+export async function deliveryCountsByRule(db: Database, ruleIds: readonly string[]): Promise<Map<string, Record<DeliveryStatus, number>>> {
+  const counts = new Map<string, Record<DeliveryStatus, number>>();
+  for (const id of ruleIds) counts.set(id, Object.fromEntries(DELIVERY_STATUSES.map((status) => [status, 0])) as Record<DeliveryStatus, number>);
+  if (!ruleIds.length) return counts;
+  const groups = await db.prisma.delivery.groupBy({ by: ['ruleId', 'status'], where: { ruleId: { in: [...ruleIds] } }, _count: { _all: true } });
+  for (const group of groups) {
+    const entry = counts.get(group.ruleId);
+    if (entry) entry[group.status] = group._count._all;
+  }
+  return counts;
+}
+
+/**
+ * Puts failed deliveries back to pending (the queue dashboard's "retry" of a failed mail job),
+ * so the mailer claims them again; deliveries in any other status are left alone. Returns how many changed.
+ */
+export async function reopenFailedDeliveries(db: Database, deliveryIds: readonly string[]): Promise<number> {
+  const ids = deliveryIds.filter(isUuid);
+  if (!ids.length) return 0;
+  const { count } = await db.prisma.delivery.updateMany({
+    where: { id: { in: ids }, status: 'failed' },
+    data: { status: 'pending', lastError: null, updatedAt: new Date() },
+  });
+  return count;
+}

@@ -6,3 +6,4 @@ export * from './api-keys';
 export * from './rules';
 export { findSchemaDrift, SCHEMA_PRISMA_PATH, type DriftReport, type FindSchemaDriftOptions } from './schema-drift';
 export * from './deliveries';
+export * from './assets';

@@ -21,6 +21,8 @@ export const applicationErrors = {
   unsupportedMediaType: { status: 415, code: 10415, details: 'Unsupported media type. Send Content-Type: application/json.' },
   internal: { status: 500, code: 10500, details: 'An unexpected error occurred. Please try again later.' },
   unavailable: { status: 503, code: 10503, details: 'The service is temporarily unavailable. Please try again later.' },
+  upstreamUnavailable: { status: 502, code: 10502, details: 'An upstream server (e.g. WHOIS) could not be reached or refused the query. Please try again later.' },
+  upstreamTimeout: { status: 504, code: 10504, details: 'An upstream server (e.g. WHOIS) did not answer in time. Please try again later.' },
 } as const;
 
 export type GatewayErrorName = keyof typeof gatewayErrors;
@@ -35,6 +37,18 @@ export class GatewayError extends Error {
   ) {
     super(gatewayErrors[kind].message);
     this.statusCode = gatewayErrors[kind].status;
+  }
+}
+
+/** Thrown by handlers to answer with an application error of the catalog; `details` replaces the entry's. */
+export class ApplicationError extends Error {
+  readonly statusCode: number;
+  constructor(
+    readonly kind: ApplicationErrorName,
+    readonly details?: string,
+  ) {
+    super(details ?? applicationErrors[kind].details ?? kind);
+    this.statusCode = applicationErrors[kind].status;
   }
 }
 

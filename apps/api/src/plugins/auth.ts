@@ -145,6 +145,8 @@ async function authPlugin(app: FastifyInstance, options: AuthPluginOptions): Pro
         return;
       }
       case 'admin': {
+        // The operator console: a valid session cookie plus its CSRF header (plugins/admin-session.ts).
+        if (request.adminSession) return;
         const token = bearer(request);
         if (!options.adminToken || !token || !sameSecret(token, options.adminToken)) {
           throw new GatewayError('invalidApiKey', { 'www-authenticate': 'Bearer realm="admin"' });

@@ -4,6 +4,8 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { describeErrorCatalog } from '../errors/catalog';
 import { FiltersShape } from '../schemas/filters';
+import { AssetFiltersShape } from '../schemas/asset-filters';
+import { ASSET_FILTERS_KEYWORD } from './ajv-asset-filters';
 
 /** The condition-language fields validate through `x-filters`; the document shows their shape. */
 function showFilterShapes(node: unknown): unknown {
@@ -14,6 +16,10 @@ function showFilterShapes(node: unknown): unknown {
   if ('x-filters' in object) {
     const { 'x-filters': _root, ...rest } = object;
     return { ...(JSON.parse(JSON.stringify(FiltersShape)) as object), ...rest, type: ['object', 'null'] };
+  }
+  if (ASSET_FILTERS_KEYWORD in object) {
+    const { [ASSET_FILTERS_KEYWORD]: _root, ...rest } = object;
+    return { ...(JSON.parse(JSON.stringify(AssetFiltersShape)) as object), ...rest, type: ['object', 'null'] };
   }
   return object;
 }

@@ -1,5 +1,5 @@
 import { SEVERITIES } from '../scopes';
-import type { FieldKind } from './fields';
+import type { FieldCatalog, FieldKind } from './fields';
 import { EVENT_FIELDS, resolveField } from './fields';
 import type { Filters, MatchableEvent, Predicate } from './types';
 import { ValueSet } from './value-set';
@@ -19,11 +19,11 @@ const SEVERITY_RANK: ReadonlyMap<string, number> = new Map(SEVERITIES.map((name,
  * allocates as little as possible. Expects filters that passed validateFilters;
  * a condition it cannot make sense of never holds rather than throwing.
  */
-export function compileFilters(filters: Filters | null | undefined): Predicate {
+export function compileFilters(filters: Filters | null | undefined, fields: FieldCatalog = EVENT_FIELDS): Predicate {
   if (typeof filters !== 'object' || filters === null) return ALWAYS;
-  const must = compileClause(filters.must);
-  const should = compileClause(filters.should);
-  const mustNot = compileClause(filters.must_not);
+  const must = compileClause(filters.must, fields);
+  const should = compileClause(filters.should, fields);
+  const mustNot = compileClause(filters.must_not, fields);
   if (must.length === 0 && should.length === 0 && mustNot.length === 0) return ALWAYS;
 
   return (event) => {
@@ -39,15 +39,15 @@ export function compileFilters(filters: Filters | null | undefined): Predicate {
   };
 }
 
-function compileClause(clause: unknown): Predicate[] {
-  return Array.isArray(clause) ? clause.map(compileCondition) : [];
+function compileClause(clause: unknown, fields: FieldCatalog): Predicate[] {
+  return Array.isArray(clause) ? clause.map((condition) => compileCondition(condition, fields)) : [];
 }
 
-function compileCondition(condition: unknown): Predicate {
+function compileCondition(condition: unknown, fields: FieldCatalog): Predicate {
   if (typeof condition !== 'object' || condition === null) return NEVER;
   const { name, type, value } = condition as { name?: unknown; type?: unknown; value?: unknown };
   if (typeof name !== 'string') return NEVER;
-  const resolved = resolveField(EVENT_FIELDS, name);
+  const resolved = resolveField(fields, name);
   if (!resolved.ok) return NEVER;
   const read = readerFor(name, resolved.key);
 

@@ -10,7 +10,7 @@ import {
   type IngestShape,
   type Scope,
 } from '@notify/core';
-import type { Database } from '@notify/db';
+import { recordAssetsSql, type Database } from '@notify/db';
 import type { Queues } from '@notify/queues';
 import type { PipelineMetrics } from '../context';
 
@@ -46,15 +46,19 @@ const FOREIGN_KEY_VIOLATION = '23503';
 
 // One statement for the whole batch: the columns travel as arrays and unnest() turns them back
 // into rows. unnest() of a 2-D array would flatten it, so each row's tags travel as a JSON array.
+// The same statement records the assets of the newly stored events in the inventory (assets).
 const INSERT_EVENTS = `
-  INSERT INTO events (organization_id, id, scope, occurred_at, asset, asset_type, severity, tags, title, summary, url, data)
-  SELECT r.organization_id, r.id, r.scope, r.occurred_at, r.asset, r.asset_type, r.severity,
-         ARRAY(SELECT jsonb_array_elements_text(r.tags)), r.title, r.summary, r.url, r.data
-    FROM unnest($1::uuid[], $2::text[], $3::scope[], $4::timestamptz[], $5::text[], $6::text[], $7::text[],
-                $8::jsonb[], $9::text[], $10::text[], $11::text[], $12::jsonb[])
-      AS r(organization_id, id, scope, occurred_at, asset, asset_type, severity, tags, title, summary, url, data)
-  ON CONFLICT (organization_id, id) DO NOTHING
-  RETURNING organization_id::text, id, scope`;
+  WITH inserted AS (
+    INSERT INTO events (organization_id, id, scope, occurred_at, asset, asset_type, severity, tags, title, summary, url, data)
+    SELECT r.organization_id, r.id, r.scope, r.occurred_at, r.asset, r.asset_type, r.severity,
+           ARRAY(SELECT jsonb_array_elements_text(r.tags)), r.title, r.summary, r.url, r.data
+      FROM unnest($1::uuid[], $2::text[], $3::scope[], $4::timestamptz[], $5::text[], $6::text[], $7::text[],
+                  $8::jsonb[], $9::text[], $10::text[], $11::text[], $12::jsonb[])
+        AS r(organization_id, id, scope, occurred_at, asset, asset_type, severity, tags, title, summary, url, data)
+    ON CONFLICT (organization_id, id) DO NOTHING
+    RETURNING organization_id, id, scope, occurred_at, asset, asset_type, tags
+  ), inventory AS (${recordAssetsSql('inserted')})
+  SELECT organization_id::text, id, scope FROM inserted`;
 
 /** The indices of events whose organization does not exist, found with one query. */
 async function unknownOrganizations(db: Database, events: readonly IncomingEvent[]): Promise<number[]> {

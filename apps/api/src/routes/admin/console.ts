@@ -73,6 +73,7 @@ function loginPage(options: { next: string; error?: string }): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
+<link rel="icon" href="data:,">
 <title>Operator login · Notify</title>
 <link rel="stylesheet" href="/admin/assets/console.css">
 </head>
@@ -108,7 +109,8 @@ export const adminConsoleRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });
   app.addHook('onSend', async (_request, reply, payload) => {
-    reply.headers(SECURITY_HEADERS);
+    // bull-board's hashed assets keep the caching @fastify/static gives them; pages and data are never stored.
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) if (!reply.hasHeader(name)) reply.header(name, value);
     return payload;
   });
 

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { messages, ValidationFailed } from '@notify/core';
 import { listRuleDeliveries, pendingMatchCount, type DeliveryRecord } from '@notify/db';
 import { flushRule, retryDelivery, type PipelineContext } from '@notify/pipeline';
 import type { AppDeps } from '../../deps';
@@ -69,7 +70,8 @@ export const adminPipelineRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> =
       summary: "A rule's recent deliveries and failures, newest first",
       params: RuleParams,
       querystring: Type.Object({
-        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
+        // Query values are strings (bodies are not coerced, and neither are queries).
+        limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$', description: 'How many, 1 to 500. Default 50.' })),
         status: Type.Optional(StringEnum(STATUSES)),
       }),
       response: {
@@ -78,7 +80,9 @@ export const adminPipelineRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> =
       },
     },
   }, async (request) => {
-    const deliveries = await listRuleDeliveries(deps.db, request.params.rule_id, { limit: request.query.limit, status: request.query.status });
+    const limit = request.query.limit === undefined ? 50 : Number(request.query.limit);
+    if (limit < 1 || limit > 500) throw new ValidationFailed([{ param: 'limit', details: [limit < 1 ? messages.min(1) : messages.max(500)] }]);
+    const deliveries = await listRuleDeliveries(deps.db, request.params.rule_id, { limit, status: request.query.status });
     return { pending_matches: await pendingMatchCount(deps.db, request.params.rule_id), results: deliveries.map(deliveryJson) };
   });
 

@@ -1,0 +1,238 @@
+// The processes `npm run bench:pipeline` measures, each forked by bench/pipeline.ts with
+// BENCH_CHILD_MODE in its environment, talking to the parent over IPC:
+//
+//   process  the real service: startProcess() with the roles and settings the environment
+//            names (ROLES, DATABASE_SCHEMA, QUEUE_PREFIX, SMTP_URL, …), listening on 127.0.0.1:0
+//            when it runs the api role.
+//   drain    the matching baseline: a no-op BullMQ worker per queue (BENCH_QUEUES, comma
+//            separated, under QUEUE_PREFIX) with MATCH_CONCURRENCY, as the matcher role starts
+//            its workers; says `done` after BENCH_EXPECTED completions.
+//   mail     the digest baseline: nodemailer's pooled SMTP transport with SMTP_MAX_CONNECTIONS
+//            sends BENCH_MAIL_COUNT messages rendered once by the real renderer (a digest of
+//            BENCH_MAIL_EVENTS events), BENCH_MAIL_CONCURRENCY at a time, when told `go`.
+//
+//   child → parent  { type: 'ready', port, rules, memory }    started (port null without the api role)
+//   parent → child  { type: 'memory' }                        child → parent { type: 'memory', … }
+//   parent → child  { type: 'go' }                            mail mode: start sending
+//   child → parent  { type: 'done', completed, failed }       drain and mail modes
+//   parent → child  { type: 'stop' }                          closes everything and exits 0
+//
+// An orphan (the parent died) stops by itself. process.exit, never a kill, ends the child, so
+// --cpu-prof (BENCH_CPU_PROF) can write its profile.
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import nodemailer from 'nodemailer';
+import { SCOPES } from '@notify/core';
+import { createMailRenderer, type MailEvent } from '@notify/mail';
+import { LOCK_DURATION_MS } from '@notify/queues';
+import { startProcess, type RunningProcess } from '../apps/server/src/process';
+
+export interface MemoryReport {
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  /** Peak resident set size so far (VmHWM), where /proc tells it. */
+  peakRss: number | null;
+}
+
+export type ParentMessage = { type: 'memory' } | { type: 'go' } | { type: 'stop' };
+export type ChildMessage =
+  | { type: 'ready'; port: number | null; rules: number | null; memory: MemoryReport }
+  | { type: 'memory'; rules: number | null; memory: MemoryReport }
+  | { type: 'done'; completed: number; failed: number; firstError: string | null }
+  | { type: 'failed'; error: string };
+
+function send(message: ChildMessage): void {
+  process.send?.(message);
+}
+
+function memory(): MemoryReport {
+  const usage = process.memoryUsage();
+  let peakRss: number | null = null;
+  try {
+    const kb = /VmHWM:\s+(\d+)\s+kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+    if (kb) peakRss = Number(kb) * 1024;
+  } catch {
+    // Not Linux: no peak.
+  }
+  return { rss: usage.rss, heapUsed: usage.heapUsed, heapTotal: usage.heapTotal, external: usage.external, peakRss };
+}
+
+const required = (name: string): string => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is required`);
+  return value;
+};
+const positive = (name: string): number => {
+  const value = Number(required(name));
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`);
+  return value;
+};
+
+interface Mode {
+  port: number | null;
+  rules: number | null;
+  go?: () => void;
+  close(): Promise<void>;
+}
+
+async function runProcess(): Promise<Mode> {
+  const running: RunningProcess = await startProcess({ env: process.env });
+  const address = running.app?.server.address() as AddressInfo | null | undefined;
+  const matcher = running.config.roles.includes('matcher');
+  return {
+    port: address?.port ?? null,
+    get rules() {
+      return matcher ? running.runtime.index.size : null;
+    },
+    close: () => running.stop(),
+  };
+}
+
+async function runDrain(): Promise<Mode> {
+  const queues = required('BENCH_QUEUES').split(',').filter(Boolean);
+  const concurrency = positive('MATCH_CONCURRENCY');
+  const expected = positive('BENCH_EXPECTED');
+  // One connection shared by every worker, as the worker runtime does.
+  const connection = new Redis(required('REDIS_URL'), { maxRetriesPerRequest: null, connectionName: 'bench-drain' });
+  let completed = 0;
+  let failed = 0;
+  let firstError: string | null = null;
+  const workers = queues.map((name) => {
+    const worker = new Worker(name, async () => undefined, { connection, prefix: required('QUEUE_PREFIX'), lockDuration: LOCK_DURATION_MS, concurrency });
+    worker.on('completed', () => {
+      completed++;
+      if (completed + failed === expected) send({ type: 'done', completed, failed, firstError });
+    });
+    worker.on('failed', (_job, error) => {
+      failed++;
+      firstError ??= error.message;
+      if (completed + failed === expected) send({ type: 'done', completed, failed, firstError });
+    });
+    worker.on('error', (error) => {
+      firstError ??= error.message;
+    });
+    return worker;
+  });
+  await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+  return {
+    port: null,
+    rules: null,
+    async close() {
+      await Promise.allSettled(workers.map((worker) => worker.close()));
+      connection.disconnect();
+    },
+  };
+}
+
+async function runMail(): Promise<Mode> {
+  const count = positive('BENCH_MAIL_COUNT');
+  const concurrency = positive('BENCH_MAIL_CONCURRENCY');
+  const eventCount = positive('BENCH_MAIL_EVENTS');
+  // The options of @notify/mail's SMTP transport, on nodemailer directly.
+  const transporter = nodemailer.createTransport({
+    url: required('SMTP_URL'),
+    pool: true,
+    maxConnections: positive('SMTP_MAX_CONNECTIONS'),
+    connectionTimeout: 30_000,
+    greetingTimeout: 30_000,
+    socketTimeout: 30_000,
+    disableFileAccess: true,
+    disableUrlAccess: true,
+  });
+  // A digest like the ones the pipeline sends, rendered once: the baseline is the transport alone.
+  const renderer = await createMailRenderer();
+  const now = Date.now();
+  const events: MailEvent[] = Array.from({ length: eventCount }, (_, i) => ({
+    id: `baseline-${i}`,
+    scope: SCOPES[i % SCOPES.length]!,
+    occurredAt: new Date(now - i * 60_000),
+    asset: `host${i}.org0.example.com`,
+    assetType: 'subdomain',
+    severity: 'high',
+    tags: ['production', 'external'],
+    title: `Port 3389 (RDP) open on host${i}.org0.example.com`,
+    summary: 'RDP is reachable from the internet.',
+    url: `https://platform.example.com/findings/baseline-${i}`,
+    data: { port: 3389, service: 'rdp' },
+  }));
+  const rendered = renderer.render({
+    organizationName: 'Benchmark organization 0',
+    ruleName: 'Daily digest rule',
+    scope: events[0]!.scope,
+    kind: 'digest',
+    frequency: 'daily',
+    timeZone: 'UTC',
+    recipient: { email: 'baseline@baseline.bench.example.com', name: null },
+    events,
+  });
+  const from = 'Security Alerts <alerts@notify.bench>';
+  return {
+    port: null,
+    rules: null,
+    go() {
+      let next = 0;
+      let completed = 0;
+      let failed = 0;
+      let firstError: string | null = null;
+      const lane = async () => {
+        while (next < count) {
+          const i = next++;
+          try {
+            await transporter.sendMail({
+              from,
+              to: `b${i}@baseline.bench.example.com`,
+              subject: rendered.subject,
+              html: rendered.html,
+              text: rendered.text,
+              messageId: `<baseline-${i}-${now}@notify.bench>`,
+            });
+            completed++;
+          } catch (error) {
+            failed++;
+            firstError ??= (error as Error).message;
+          }
+        }
+      };
+      void Promise.all(Array.from({ length: concurrency }, lane)).then(() => send({ type: 'done', completed, failed, firstError }));
+    },
+    async close() {
+      transporter.close();
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const modeName = process.env.BENCH_CHILD_MODE;
+  const mode = modeName === 'process' ? await runProcess() : modeName === 'drain' ? await runDrain() : modeName === 'mail' ? await runMail() : undefined;
+  if (!mode) throw new Error(`unknown BENCH_CHILD_MODE ${modeName}`);
+
+  let stopping = false;
+  const stop = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    const deadline = setTimeout(() => process.exit(code || 1), 15_000);
+    deadline.unref();
+    await mode.close().catch((error: unknown) => console.error('bench child: close failed:', error));
+    process.exit(code);
+  };
+  process.on('message', (message: ParentMessage) => {
+    if (message.type === 'memory') send({ type: 'memory', rules: mode.rules, memory: memory() });
+    if (message.type === 'go') mode.go?.();
+    if (message.type === 'stop') void stop(0);
+  });
+  process.on('SIGTERM', () => void stop(0));
+  process.on('SIGINT', () => void stop(0));
+  process.on('disconnect', () => void stop(0));
+
+  send({ type: 'ready', port: mode.port, rules: mode.rules, memory: memory() });
+}
+
+main().catch((error: unknown) => {
+  const message: ChildMessage = { type: 'failed', error: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+  if (process.send) process.send(message, () => process.exit(1));
+  else process.exit(1);
+});

@@ -1,0 +1,334 @@
+import { ASSET_FIELDS, DEFAULT_ASSET_SORT, SCOPES, type AssetSort, type Condition, type Filters, type Scope } from '@notify/core';
+import type { Database } from './client';
+
+/**
+ * The asset inventory (table `assets`): every asset an ingested event named, per
+ * organization, with its type, tags, the scopes seen on it and when it was first and last
+ * seen. Ingest records it (recordAssetsSql) in the statement that stores the events;
+ * the EASM asset search reads it (searchAssets) with the condition language compiled to SQL.
+ */
+
+export interface AssetRecord {
+  asset: string;
+  assetType: string | null;
+  tags: string[];
+  scopes: Scope[];
+  firstSeen: Date;
+  lastSeen: Date;
+}
+
+export interface AssetSearchQuery {
+  /** Validated against ASSET_FIELDS; null or empty clauses: every asset. */
+  filters: Filters | null;
+  sort: readonly AssetSort[];
+  page: number;
+  pageSize: number;
+}
+
+/**
+ * An INSERT … SELECT that records the assets of the rows of `source` (a CTE or table with
+ * organization_id, asset, asset_type, tags, scope, occurred_at), one row per asset:
+ * tags and scopes are merged, first/last seen widened, and the asset_type is the one of the
+ * latest event that named one. Rows are grouped first (ON CONFLICT cannot touch a row twice
+ * in one statement) and written in key order, so concurrent batches lock rows in the same
+ * order and cannot deadlock each other. An event that changes nothing writes nothing.
+ */
+export function recordAssetsSql(source: string): string {
+  return `
+    INSERT INTO assets AS a (organization_id, asset, asset_type, tags, scopes, first_seen, last_seen, asset_lower, asset_lower_reversed, tags_lower)
+    SELECT s.organization_id, s.asset,
+           (array_agg(s.asset_type ORDER BY s.occurred_at DESC) FILTER (WHERE s.asset_type IS NOT NULL))[1],
+           COALESCE(array_agg(DISTINCT t.tag) FILTER (WHERE t.tag IS NOT NULL), '{}'),
+           array_agg(DISTINCT s.scope),
+           min(s.occurred_at), max(s.occurred_at),
+           lower(s.asset), reverse(lower(s.asset)),
+           COALESCE(array_agg(DISTINCT lower(t.tag)) FILTER (WHERE t.tag IS NOT NULL), '{}')
+      FROM ${source} s LEFT JOIN LATERAL unnest(s.tags) AS t(tag) ON true
+     GROUP BY s.organization_id, s.asset
+     ORDER BY s.organization_id, s.asset
+    ON CONFLICT (organization_id, asset) DO UPDATE SET
+      asset_type = CASE WHEN EXCLUDED.last_seen >= a.last_seen THEN COALESCE(EXCLUDED.asset_type, a.asset_type)
+                        ELSE COALESCE(a.asset_type, EXCLUDED.asset_type) END,
+      tags = ARRAY(SELECT DISTINCT u FROM unnest(a.tags || EXCLUDED.tags) u ORDER BY u),
+      tags_lower = ARRAY(SELECT DISTINCT u FROM unnest(a.tags_lower || EXCLUDED.tags_lower) u ORDER BY u),
+      scopes = ARRAY(SELECT DISTINCT u FROM unnest(a.scopes || EXCLUDED.scopes) u ORDER BY u),
+      first_seen = LEAST(a.first_seen, EXCLUDED.first_seen),
+      last_seen = GREATEST(a.last_seen, EXCLUDED.last_seen)
+    WHERE EXCLUDED.last_seen > a.last_seen
+       OR EXCLUDED.first_seen < a.first_seen
+       OR NOT (COALESCE(a.tags, '{}') @> EXCLUDED.tags)
+       OR NOT (COALESCE(a.scopes, '{}') @> EXCLUDED.scopes)
+       OR (EXCLUDED.asset_type IS NOT NULL AND a.asset_type IS DISTINCT FROM EXCLUDED.asset_type
+           AND (a.asset_type IS NULL OR EXCLUDED.last_seen >= a.last_seen))`;
+}
+
+// ---------------------------------------------------------------------------
+// Filters → SQL
+// ---------------------------------------------------------------------------
+
+/** Adds a bound parameter and returns its placeholder ($n). Values never enter the SQL text. */
+export type Bind = (value: unknown) => string;
+
+const SCOPE_NAMES: ReadonlySet<string> = new Set(SCOPES);
+const TRUE = 'TRUE';
+const FALSE = 'FALSE';
+
+/** `*`/`?` glob → LIKE pattern: LIKE's own `%`, `_` and the escape character are taken literally. */
+export function wildcardToLike(pattern: string): string {
+  return pattern.replace(/[\\%_*?]/g, (char) => (char === '*' ? '%' : char === '?' ? '_' : `\\${char}`));
+}
+
+/** The literal text before the first and after the last wildcard, for index-friendly hints. */
+function literalEnds(pattern: string): { prefix: string; suffix: string } {
+  const first = pattern.search(/[*?]/);
+  if (first < 0) return { prefix: pattern, suffix: pattern };
+  const last = Math.max(pattern.lastIndexOf('*'), pattern.lastIndexOf('?'));
+  return { prefix: pattern.slice(0, first), suffix: pattern.slice(last + 1) };
+}
+
+/** ISO 8601 as validated by the condition language; a time without a zone is UTC. */
+function timestamp(value: string): string {
+  return /(?:Z|[+-]\d{2}:?\d{2})$/i.test(value) ? value : `${value}Z`;
+}
+
+const lowered = (bind: Bind, values: unknown) => `ARRAY(SELECT lower(v) FROM unnest(${bind(values)}::text[]) v)`;
+
+/**
+ * A text field. `folded` is lower(field) and `reversed` reverse(lower(field)); for `asset`
+ * both are stored columns with SP-GiST indexes, so equality, prefixes (^@) and suffixes use them.
+ */
+interface TextField {
+  kind: 'text';
+  column: string;
+  folded: string;
+  reversed: string;
+  nullable: boolean;
+  /** Add ^@ hints for the literal ends of wildcard patterns (worth it only with an index). */
+  indexed: boolean;
+}
+
+type FieldSql =
+  | TextField
+  | { kind: 'tags'; column: string }
+  | { kind: 'scopes'; column: string }
+  | { kind: 'date'; column: string };
+
+const FIELD_SQL: Readonly<Record<string, FieldSql>> = {
+  asset: { kind: 'text', column: 'a.asset', folded: 'a.asset_lower', reversed: 'a.asset_lower_reversed', nullable: false, indexed: true },
+  asset_type: { kind: 'text', column: 'a.asset_type', folded: 'lower(a.asset_type)', reversed: 'reverse(lower(a.asset_type))', nullable: true, indexed: false },
+  tags: { kind: 'tags', column: 'a.tags_lower' },
+  scopes: { kind: 'scopes', column: 'a.scopes' },
+  first_seen: { kind: 'date', column: 'a.first_seen' },
+  last_seen: { kind: 'date', column: 'a.last_seen' },
+};
+
+function textCondition(field: TextField, condition: Condition, bind: Bind): string {
+  const { folded, reversed } = field;
+  const value = condition.value;
+  let sql: string;
+  switch (condition.type) {
+    case 'exists': {
+      const wanted = value !== false;
+      if (!field.nullable) return wanted ? TRUE : FALSE;
+      return `${field.column} IS ${wanted ? 'NOT ' : ''}NULL`;
+    }
+    case 'eq':
+      sql = `${folded} = lower(${bind(value)}::text)`;
+      break;
+    case 'in':
+      sql = `${folded} = ANY(${lowered(bind, value)})`;
+      break;
+    case 'startswith':
+      sql = `${folded} ^@ lower(${bind(value)}::text)`;
+      break;
+    case 'endswith':
+      sql = `${reversed} ^@ reverse(lower(${bind(value)}::text))`;
+      break;
+    case 'wildcard': {
+      const pattern = String(value);
+      const parts = [`${folded} LIKE lower(${bind(wildcardToLike(pattern))}::text) ESCAPE '\\'`];
+      if (field.indexed) {
+        const { prefix, suffix } = literalEnds(pattern);
+        if (prefix) parts.unshift(`${folded} ^@ lower(${bind(prefix)}::text)`);
+        if (suffix) parts.unshift(`${reversed} ^@ reverse(lower(${bind(suffix)}::text))`);
+      }
+      sql = parts.join(' AND ');
+      break;
+    }
+    default:
+      return FALSE;
+  }
+  // Two-valued logic: a missing value makes the condition false, never NULL (must_not relies on it).
+  return field.nullable ? `(${field.column} IS NOT NULL AND ${sql})` : `(${sql})`;
+}
+
+/** Tags: any element matching is enough, as for arrays in rule strategies; compared in lower case. */
+function tagsCondition(column: string, condition: Condition, bind: Bind): string {
+  const value = condition.value;
+  const anyTag = (test: string) => `EXISTS (SELECT 1 FROM unnest(${column}) t WHERE ${test})`;
+  switch (condition.type) {
+    case 'exists':
+      // An asset without tags has none: exists is false for it.
+      return value === false ? `COALESCE(cardinality(${column}), 0) = 0` : `COALESCE(cardinality(${column}), 0) > 0`;
+    case 'eq':
+      return `(${column} @> ARRAY[lower(${bind(value)}::text)])`;
+    case 'in':
+    case 'contains_any':
+      return `(${column} && ${lowered(bind, value)})`;
+    case 'contains_all':
+      return `(${column} @> ${lowered(bind, value)})`;
+    case 'startswith':
+      return anyTag(`t ^@ lower(${bind(value)}::text)`);
+    case 'endswith':
+      return anyTag(`reverse(t) ^@ reverse(lower(${bind(value)}::text))`);
+    case 'wildcard':
+      return anyTag(`t LIKE lower(${bind(wildcardToLike(String(value)))}::text) ESCAPE '\\'`);
+    default:
+      return FALSE;
+  }
+}
+
+/**
+ * Scopes are an enum array: values are matched by name without regard to case; a value
+ * that names no scope matches nothing (so contains_all with one is false).
+ */
+function scopesCondition(column: string, condition: Condition, bind: Bind): string {
+  const value = condition.value;
+  const names = (Array.isArray(value) ? value : [value]).map((item) => String(item).toLowerCase());
+  const known = [...new Set(names.filter((name) => SCOPE_NAMES.has(name)))];
+  const anyScope = (test: string) => `EXISTS (SELECT 1 FROM unnest(${column}) s WHERE ${test})`;
+  switch (condition.type) {
+    case 'exists':
+      return value === false ? `COALESCE(cardinality(${column}), 0) = 0` : `COALESCE(cardinality(${column}), 0) > 0`;
+    case 'eq':
+    case 'in':
+    case 'contains_any':
+      return known.length ? `(${column} && ${bind(known)}::scope[])` : FALSE;
+    case 'contains_all':
+      return known.length === new Set(names).size ? `(${column} @> ${bind(known)}::scope[])` : FALSE;
+    case 'startswith':
+      return anyScope(`s::text ^@ lower(${bind(value)}::text)`);
+    case 'endswith':
+      return anyScope(`reverse(s::text) ^@ reverse(lower(${bind(value)}::text))`);
+    case 'wildcard':
+      return anyScope(`s::text LIKE lower(${bind(wildcardToLike(String(value)))}::text) ESCAPE '\\'`);
+    default:
+      return FALSE;
+  }
+}
+
+function dateCondition(column: string, condition: Condition, bind: Bind): string {
+  switch (condition.type) {
+    case 'exists':
+      return condition.value === false ? FALSE : TRUE;
+    case 'gte':
+      return `${column} >= ${bind(timestamp(String(condition.value)))}::timestamptz`;
+    case 'lte':
+      return `${column} <= ${bind(timestamp(String(condition.value)))}::timestamptz`;
+    default:
+      return FALSE;
+  }
+}
+
+/** One condition as a boolean SQL expression that is never NULL. Unknown fields or operators never hold. */
+export function conditionSql(condition: Condition, bind: Bind): string {
+  const field = Object.hasOwn(FIELD_SQL, condition.name) ? FIELD_SQL[condition.name] : undefined;
+  const spec = Object.hasOwn(ASSET_FIELDS.fields, condition.name) ? ASSET_FIELDS.fields[condition.name] : undefined;
+  if (!field || !spec?.operators.includes(condition.type)) return FALSE;
+  switch (field.kind) {
+    case 'text':
+      return textCondition(field, condition, bind);
+    case 'tags':
+      return tagsCondition(field.column, condition, bind);
+    case 'scopes':
+      return scopesCondition(field.column, condition, bind);
+    case 'date':
+      return dateCondition(field.column, condition, bind);
+  }
+}
+
+/**
+ * Filters (validated against ASSET_FIELDS) as a WHERE fragment over `assets a`:
+ * must (all), should (at least one, when not empty), must_not (none).
+ */
+export function filtersSql(filters: Filters | null | undefined, bind: Bind): string {
+  if (!filters) return TRUE;
+  const parts = [
+    ...filters.must.map((condition) => conditionSql(condition, bind)),
+    ...(filters.should.length ? [`(${filters.should.map((condition) => conditionSql(condition, bind)).join(' OR ')})`] : []),
+    ...filters.must_not.map((condition) => `NOT COALESCE(${conditionSql(condition, bind)}, FALSE)`),
+  ];
+  return parts.length ? parts.join(' AND ') : TRUE;
+}
+
+// ---------------------------------------------------------------------------
+// Search
+// ---------------------------------------------------------------------------
+
+/** What each sort field orders by: text without regard to case (the exact text breaks ties), a missing asset_type last. */
+const SORT_COLUMNS: Record<AssetSort['field'], (direction: string) => string[]> = {
+  asset: (direction) => [`a.asset_lower ${direction}`, `a.asset ${direction}`],
+  asset_type: (direction) => [`lower(a.asset_type) ${direction} NULLS LAST`, `a.asset_type ${direction} NULLS LAST`],
+  first_seen: (direction) => [`a.first_seen ${direction}`],
+  last_seen: (direction) => [`a.last_seen ${direction}`],
+};
+
+export interface Statement {
+  text: string;
+  values: unknown[];
+}
+
+/** The search as one parameterized statement: the total of matches and one page of them. */
+export function assetSearchStatement(organizationId: string, query: AssetSearchQuery): Statement {
+  const values: unknown[] = [organizationId];
+  const bind: Bind = (value) => `$${values.push(value)}`;
+  const where = `a.organization_id = $1 AND ${filtersSql(query.filters, bind)}`;
+  const sort = query.sort.length ? query.sort : DEFAULT_ASSET_SORT;
+  const orderBy = [
+    ...sort.flatMap((item) => SORT_COLUMNS[item.field](item.order === 'desc' ? 'DESC' : 'ASC')),
+    // The asset is unique within the organization: pages never overlap or skip one.
+    ...(sort.some((item) => item.field === 'asset') ? [] : SORT_COLUMNS.asset('ASC')),
+  ].join(', ');
+  const limit = bind(query.pageSize);
+  const offset = bind((query.page - 1) * query.pageSize);
+  const text = `
+    WITH page AS (
+      SELECT a.asset, a.asset_lower, a.asset_type, a.tags, a.scopes::text[] AS scopes, a.first_seen, a.last_seen
+        FROM assets a WHERE ${where}
+       ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}
+    )
+    SELECT t.total, a.asset, a.asset_type, a.tags, a.scopes, a.first_seen, a.last_seen
+      FROM (SELECT count(*) AS total FROM assets a WHERE ${where}) t
+      LEFT JOIN page a ON true
+     ORDER BY ${orderBy}`;
+  return { text, values };
+}
+
+interface SearchRow {
+  total: string;
+  asset: string | null;
+  asset_type: string | null;
+  tags: string[] | null;
+  scopes: string[] | null;
+  first_seen: Date;
+  last_seen: Date;
+}
+
+/** One page of an organization's assets that match the filters, and how many match in all. */
+export async function searchAssets(db: Database, organizationId: string, query: AssetSearchQuery): Promise<{ total: number; assets: AssetRecord[] }> {
+  const { text, values } = assetSearchStatement(organizationId, query);
+  const { rows } = await db.pool.query<SearchRow>(text, values);
+  return {
+    total: Number(rows[0]?.total ?? 0),
+    assets: rows
+      .filter((row) => row.asset !== null)
+      .map((row) => ({
+        asset: row.asset!,
+        assetType: row.asset_type,
+        tags: row.tags ?? [],
+        scopes: (row.scopes ?? []) as Scope[],
+        firstSeen: row.first_seen,
+        lastSeen: row.last_seen,
+      })),
+  };
+}

@@ -21,6 +21,8 @@ export function createSmtpTransport(options: SmtpTransportOptions): MailTranspor
     url: options.smtpUrl,
     pool: true,
     maxConnections: options.maxConnections ?? 5,
+    // Keep pooled connections for good: each new one costs the server's greeting delay.
+    maxMessages: Infinity,
     connectionTimeout: timeout,
     greetingTimeout: timeout,
     socketTimeout: timeout,

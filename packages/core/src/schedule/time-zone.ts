@@ -4,9 +4,19 @@ import { IANAZone } from 'luxon';
 // name shape keeps stored values to IANA names whatever Node version runs.
 const ZONE_NAME = /^[A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+)*$/;
 
+// luxon answers isValidZone by building an Intl.DateTimeFormat each time: costly,
+// and outside the JS heap. The set of zone names is small: remember each answer.
+const validity = new Map<string, boolean>();
+
 /** True for IANA zone names (including 'UTC'); bare offsets and unknown names are rejected. */
 export function isValidTimeZone(zone: string): boolean {
-  return typeof zone === 'string' && ZONE_NAME.test(zone) && IANAZone.isValidZone(zone);
+  if (typeof zone !== 'string') return false;
+  let valid = validity.get(zone);
+  if (valid === undefined) {
+    valid = ZONE_NAME.test(zone) && IANAZone.isValidZone(zone);
+    if (validity.size < 10_000) validity.set(zone, valid);
+  }
+  return valid;
 }
 
 export function assertTimeZone(zone: string): void {

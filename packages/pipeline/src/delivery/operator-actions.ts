@@ -1,11 +1,12 @@
 import { NotFound, Conflict, isUuid } from '@notify/core';
 import { jobIds } from '@notify/queues';
 import type { PipelineContext } from '../context';
-import { deliverPeriod } from './deliver-period';
+import { deliverNow } from './deliver-now';
 
 /**
  * Sends a rule's pending matches now, as one digest per member, whatever periods
- * they were waiting for. Returns how many matches went.
+ * they were waiting for. One transaction: the matches move to a period of their
+ * own and become deliveries together, so the scheduler never sees them half-way.
  */
 export async function flushRule(ctx: PipelineContext, ruleId: string): Promise<{ matches: number; deliveries: number }> {
   if (!isUuid(ruleId)) throw new NotFound('Notification rule not found.');
@@ -13,12 +14,14 @@ export async function flushRule(ctx: PipelineContext, ruleId: string): Promise<{
   const periodKey = `f${now.getTime()}`;
   const client = await ctx.db.pool.connect();
   let moved: number;
+  let deliveryIds: string[];
   try {
     await client.query('BEGIN');
     const { rows } = await client.query('SELECT 1 FROM notification_rules WHERE id = $1 FOR UPDATE', [ruleId]);
     if (!rows.length) throw new NotFound('Notification rule not found.');
     const result = await client.query(`UPDATE matches SET period_key = $2, due_at = $3 WHERE rule_id = $1 AND status = 'pending'`, [ruleId, periodKey, now]);
     moved = result.rowCount ?? 0;
+    deliveryIds = moved ? await deliverNow(client, [{ ruleId, periodKey }]) : [];
     await client.query('COMMIT');
   } catch (error) {
     await client.query('ROLLBACK').catch(() => {});
@@ -26,8 +29,9 @@ export async function flushRule(ctx: PipelineContext, ruleId: string): Promise<{
   } finally {
     client.release();
   }
-  const deliveries = moved ? await deliverPeriod(ctx, ruleId, periodKey) : [];
-  return { matches: moved, deliveries: deliveries.length };
+  // Should this fail, the deliveries wait as pending: the reconciler asks again.
+  await ctx.queues.requestMail(deliveryIds);
+  return { matches: moved, deliveries: deliveryIds.length };
 }
 
 /** An operator sends a failed (or cancelled) delivery again. */

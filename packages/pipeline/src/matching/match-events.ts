@@ -1,7 +1,7 @@
 import { periodContaining, type MatchableEvent, type Scope, type Severity } from '@notify/core';
 import type { PipelineContext } from '../context';
 import type { IndexedRule, RuleIndex } from '../rules/rule-index';
-import { deliverPeriod } from '../delivery/deliver-period';
+import { deliverNow } from '../delivery/deliver-now';
 
 interface EventRow {
   organization_id: string;
@@ -54,6 +54,7 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
   if (!pairs.length) return { events: 0, matches: 0, immediate: 0 };
   const client = await ctx.db.pool.connect();
   const now = ctx.now();
+  let deliveryIds: string[];
   let created: NewMatch[] = [];
   let eventCount: number;
   const rulesById = new Map<string, IndexedRule>();
@@ -83,12 +84,19 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
 
     const matches: NewMatch[] = [];
     const instant = candidates.filter((candidate) => candidate.rule.frequency === 'instant');
+    // Thousands of rules share a handful of schedules: the period maths runs once per schedule per job.
+    const periods = new Map<string, ReturnType<typeof periodContaining>>();
     for (const { rule, event } of candidates) {
       if (rule.frequency === 'instant') continue;
-      const period = periodContaining(
-        { frequency: rule.frequency, deliveryHour: rule.deliveryHour, deliveryDayOfWeek: rule.deliveryDayOfWeek, timeZone: rule.timeZone },
-        now,
-      );
+      const scheduleKey = `${rule.frequency}|${rule.deliveryHour}|${rule.deliveryDayOfWeek}|${rule.timeZone}`;
+      let period = periods.get(scheduleKey);
+      if (!period) {
+        period = periodContaining(
+          { frequency: rule.frequency, deliveryHour: rule.deliveryHour, deliveryDayOfWeek: rule.deliveryDayOfWeek, timeZone: rule.timeZone },
+          now,
+        );
+        periods.set(scheduleKey, period);
+      }
       matches.push({ ruleId: rule.id, organizationId: event.organization_id, eventId: event.id, periodKey: period.key, dueAt: period.dueAt });
     }
     if (instant.length) {
@@ -138,6 +146,10 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
       );
       created = rows.map((row) => ({ ruleId: row.rule_id, organizationId: row.organization_id, eventId: row.event_id, periodKey: row.period_key, dueAt: row.due_at }));
     }
+    // An instant rule's first match goes out now, in this transaction, rather than
+    // at the scheduler's next tick.
+    const immediate = [...new Map(created.filter((m) => m.dueAt.getTime() <= now.getTime()).map((m) => [`${m.ruleId}|${m.periodKey}`, m])).values()];
+    deliveryIds = await deliverNow(client, immediate.map((m) => ({ ruleId: m.ruleId, periodKey: m.periodKey })));
     if (events.length) {
       await client.query(
         `UPDATE events e SET matched_at = $3
@@ -167,10 +179,7 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
     for (const { scope, frequency, count } of counts.values()) ctx.metrics.matched(scope, frequency, count);
   }
 
-  // An instant rule's first match goes out now rather than at the scheduler's next
-  // tick. Should this fail, the match is pending and due: the scheduler sends it.
-  const immediate = [...new Map(created.filter((m) => m.dueAt.getTime() <= now.getTime()).map((m) => [`${m.ruleId}|${m.periodKey}`, m])).values()];
-  let deliveries = 0;
-  for (const match of immediate) deliveries += (await deliverPeriod(ctx, match.ruleId, match.periodKey)).length;
-  return { events: eventCount, matches: created.length, immediate: deliveries };
+  // Should this fail, the deliveries wait as pending: the reconciler asks again.
+  await ctx.queues.requestMail(deliveryIds);
+  return { events: eventCount, matches: created.length, immediate: deliveryIds.length };
 }

@@ -1,0 +1,40 @@
+import type { PoolClient } from 'pg';
+
+/**
+ * Turns the pending matches of fresh periods (an instant rule's first match, a
+ * flush) into deliveries in the caller's transaction: one statement for any
+ * number of (rule, period) pairs, instead of a transaction per rule. The periods
+ * are new keys nobody else can have delivered, and the caller holds the rules'
+ * rows, so none of the per-period care of `deliverPeriod` is needed here.
+ * Matches of a disabled rule or of a rule without members are dropped.
+ * Returns the ids of the deliveries to send once the transaction commits.
+ */
+export async function deliverNow(client: PoolClient, periods: ReadonlyArray<{ ruleId: string; periodKey: string }>): Promise<string[]> {
+  if (!periods.length) return [];
+  const { rows } = await client.query<{ id: string }>(
+    `WITH wanted AS (
+       SELECT DISTINCT * FROM unnest($1::uuid[], $2::text[]) AS p(rule_id, period_key)
+     ), taken AS (
+       UPDATE matches m
+          SET status = CASE WHEN r.enabled AND EXISTS (SELECT 1 FROM notification_rule_members rm WHERE rm.rule_id = r.id)
+                            THEN 'delivered'::match_status ELSE 'dropped'::match_status END
+         FROM wanted w, notification_rules r
+        WHERE m.rule_id = w.rule_id AND m.period_key = w.period_key AND m.status = 'pending' AND r.id = m.rule_id
+       RETURNING m.rule_id, m.period_key, m.organization_id, m.event_id, m.status
+     ), periods AS (
+       SELECT t.rule_id, t.period_key, count(*)::int AS event_count, min(e.received_at) AS first_event_at
+         FROM taken t JOIN events e ON e.organization_id = t.organization_id AND e.id = t.event_id
+        WHERE t.status = 'delivered'
+        GROUP BY t.rule_id, t.period_key
+     )
+     INSERT INTO deliveries (id, rule_id, team_member_id, email, period_key, event_count, first_event_at)
+     SELECT gen_random_uuid(), p.rule_id, t.id, t.email, p.period_key, p.event_count, p.first_event_at
+       FROM periods p
+       JOIN notification_rule_members rm ON rm.rule_id = p.rule_id
+       JOIN team_members t ON t.id = rm.team_member_id
+     ON CONFLICT (rule_id, team_member_id, period_key) DO NOTHING
+     RETURNING id`,
+    [periods.map((p) => p.ruleId), periods.map((p) => p.periodKey)],
+  );
+  return rows.map((row) => row.id);
+}

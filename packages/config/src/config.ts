@@ -81,7 +81,15 @@ const lookupSchema = z.object({
     .string()
     .default('whois.iana.org:43')
     .transform((value) => value.trim())
-    .pipe(z.string().regex(/^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::\d{1,5})?$/, 'expected host or host:port')),
+    .pipe(
+      z
+        .string()
+        .regex(/^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::\d{1,5})?$/, 'expected host or host:port')
+        .refine((value) => {
+          const port = Number(/:(\d+)$/.exec(value)?.[1] ?? 43);
+          return port >= 1 && port <= 65535;
+        }, 'port must be 1 to 65535'),
+    ),
   WHOIS_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
   WHOIS_CACHE_SECONDS: z.coerce.number().int().min(0).max(30 * 86_400).default(86_400),
 });

@@ -49,9 +49,12 @@ export function recordAssetsSql(source: string): string {
     ON CONFLICT (organization_id, asset) DO UPDATE SET
       asset_type = CASE WHEN EXCLUDED.last_seen >= a.last_seen THEN COALESCE(EXCLUDED.asset_type, a.asset_type)
                         ELSE COALESCE(a.asset_type, EXCLUDED.asset_type) END,
-      tags = ARRAY(SELECT DISTINCT u FROM unnest(a.tags || EXCLUDED.tags) u ORDER BY u),
-      tags_lower = ARRAY(SELECT DISTINCT u FROM unnest(a.tags_lower || EXCLUDED.tags_lower) u ORDER BY u),
-      scopes = ARRAY(SELECT DISTINCT u FROM unnest(a.scopes || EXCLUDED.scopes) u ORDER BY u),
+      tags = CASE WHEN a.tags @> EXCLUDED.tags THEN a.tags
+                  ELSE ARRAY(SELECT DISTINCT u FROM unnest(a.tags || EXCLUDED.tags) u ORDER BY u) END,
+      tags_lower = CASE WHEN a.tags_lower @> EXCLUDED.tags_lower THEN a.tags_lower
+                        ELSE ARRAY(SELECT DISTINCT u FROM unnest(a.tags_lower || EXCLUDED.tags_lower) u ORDER BY u) END,
+      scopes = CASE WHEN a.scopes @> EXCLUDED.scopes THEN a.scopes
+                    ELSE ARRAY(SELECT DISTINCT u FROM unnest(a.scopes || EXCLUDED.scopes) u ORDER BY u) END,
       first_seen = LEAST(a.first_seen, EXCLUDED.first_seen),
       last_seen = GREATEST(a.last_seen, EXCLUDED.last_seen)
     WHERE EXCLUDED.last_seen > a.last_seen

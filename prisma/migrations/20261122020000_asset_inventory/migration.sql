@@ -15,12 +15,6 @@ CREATE TABLE "assets" (
 );
 
 -- CreateIndex
-CREATE INDEX "assets_organization_id_last_seen_idx" ON "assets"("organization_id", "last_seen");
-
--- CreateIndex
-CREATE INDEX "assets_organization_id_first_seen_idx" ON "assets"("organization_id", "first_seen");
-
--- CreateIndex
 CREATE INDEX "assets_organization_id_asset_lower_idx" ON "assets"("organization_id", "asset_lower");
 
 -- CreateIndex

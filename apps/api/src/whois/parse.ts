@@ -37,7 +37,7 @@ const KEYS = {
   registrar_url: ['registrar url', 'referral url'],
   creation_date: [
     'creation date', 'created', 'created on', 'created date', 'registered on', 'registered', 'registration date',
-    'registration time', 'domain registration date', 'domain create date', 'create date', 'record created',
+    'registration time', 'registered date', 'domain registration date', 'domain create date', 'create date', 'record created',
   ],
   updated_date: [
     'updated date', 'last updated', 'last updated on', 'updated', 'last update', 'last modified', 'modified', 'changed',
@@ -55,7 +55,7 @@ const KEYS = {
 
 const REGISTRANT_KEYS: Record<keyof WhoisRegistrant, readonly string[]> = {
   name: ['registrant name', 'registrant'],
-  organization: ['registrant organization', 'registrant organisation'],
+  organization: ['registrant organization', 'registrant organisation', 'org'],
   street: ['registrant street', 'registrant address'],
   city: ['registrant city'],
   state_province: ['registrant state/province', 'registrant state', 'registrant province'],

@@ -50,3 +50,22 @@ export function createDatabase(options: DatabaseOptions): Database {
     },
   };
 }
+
+/**
+ * Runs `work` in one transaction on one pooled connection: committed when it
+ * returns, rolled back when it throws, the connection released either way.
+ */
+export async function withTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}

@@ -1,4 +1,4 @@
-export { createDatabase, quoteIdent, type Database, type DatabaseOptions } from './client';
+export { createDatabase, quoteIdent, withTransaction, type Database, type DatabaseOptions } from './client';
 export { migrate, readMigrations, MigrationError, MIGRATIONS_DIR, type MigrateOptions } from './migrate';
 export * from './organizations';
 export * from './members';

@@ -1,3 +1,4 @@
+import { withTransaction } from '@notify/db';
 import type { PipelineContext } from '../context';
 
 /**
@@ -9,10 +10,7 @@ import type { PipelineContext } from '../context';
  * Returns the ids of the deliveries it created.
  */
 export async function deliverPeriod(ctx: PipelineContext, ruleId: string, periodKey: string): Promise<string[]> {
-  const client = await ctx.db.pool.connect();
-  let created: string[];
-  try {
-    await client.query('BEGIN');
+  const created = await withTransaction(ctx.db.pool, async (client) => {
     const { rows: rules } = await client.query<{ enabled: boolean }>('SELECT enabled FROM notification_rules WHERE id = $1 FOR UPDATE', [ruleId]);
     const rule = rules[0];
     const { rows: pending } = rule
@@ -24,10 +22,7 @@ export async function deliverPeriod(ctx: PipelineContext, ruleId: string, period
           [ruleId, periodKey],
         )
       : { rows: [] };
-    if (!rule || pending.length === 0) {
-      await client.query('COMMIT');
-      return [];
-    }
+    if (!rule || pending.length === 0) return [];
     const ids = pending.map((match) => match.id);
     const { rows: members } = await client.query<{ id: string; email: string }>(
       `SELECT t.id, t.email FROM notification_rule_members rm JOIN team_members t ON t.id = rm.team_member_id WHERE rm.rule_id = $1`,
@@ -35,7 +30,6 @@ export async function deliverPeriod(ctx: PipelineContext, ruleId: string, period
     );
     if (!rule.enabled || members.length === 0) {
       await client.query(`UPDATE matches SET status = 'dropped' WHERE id = ANY($1::bigint[])`, [ids]);
-      await client.query('COMMIT');
       return [];
     }
     const { rows: existing } = await client.query('SELECT 1 FROM deliveries WHERE rule_id = $1 AND period_key = $2 LIMIT 1', [ruleId, periodKey]);
@@ -44,7 +38,8 @@ export async function deliverPeriod(ctx: PipelineContext, ruleId: string, period
       key = `${periodKey}~${Date.now().toString(36)}`;
       await client.query('UPDATE matches SET period_key = $2 WHERE id = ANY($1::bigint[])', [ids, key]);
     }
-    const firstEventAt = new Date(Math.min(...pending.map((match) => match.received_at.getTime())));
+    // A reduce, not Math.min(...): a period can hold more matches than a call takes arguments.
+    const firstEventAt = new Date(pending.reduce((first, match) => Math.min(first, match.received_at.getTime()), Infinity));
     const { rows: deliveries } = await client.query<{ id: string }>(
       `INSERT INTO deliveries (id, rule_id, team_member_id, email, period_key, event_count, first_event_at)
        SELECT gen_random_uuid(), $1, t.id, t.email, $2, $3, $4 FROM unnest($5::uuid[], $6::text[]) AS t(id, email)
@@ -53,14 +48,8 @@ export async function deliverPeriod(ctx: PipelineContext, ruleId: string, period
       [ruleId, key, ids.length, firstEventAt, members.map((m) => m.id), members.map((m) => m.email)],
     );
     await client.query(`UPDATE matches SET status = 'delivered' WHERE id = ANY($1::bigint[])`, [ids]);
-    await client.query('COMMIT');
-    created = deliveries.map((delivery) => delivery.id);
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+    return deliveries.map((delivery) => delivery.id);
+  });
   // If this fails the deliveries wait as pending; the reconciler asks again.
   await ctx.queues.requestMail(created);
   return created;

@@ -1,5 +1,6 @@
 import { NotFound, Conflict, isUuid } from '@notify/core';
 import { jobIds } from '@notify/queues';
+import { withTransaction } from '@notify/db';
 import type { PipelineContext } from '../context';
 import { deliverNow } from './deliver-now';
 
@@ -12,23 +13,13 @@ export async function flushRule(ctx: PipelineContext, ruleId: string): Promise<{
   if (!isUuid(ruleId)) throw new NotFound('Notification rule not found.');
   const now = ctx.now();
   const periodKey = `f${now.getTime()}`;
-  const client = await ctx.db.pool.connect();
-  let moved: number;
-  let deliveryIds: string[];
-  try {
-    await client.query('BEGIN');
+  const { moved, deliveryIds } = await withTransaction(ctx.db.pool, async (client) => {
     const { rows } = await client.query('SELECT 1 FROM notification_rules WHERE id = $1 FOR UPDATE', [ruleId]);
     if (!rows.length) throw new NotFound('Notification rule not found.');
     const result = await client.query(`UPDATE matches SET period_key = $2, due_at = $3 WHERE rule_id = $1 AND status = 'pending'`, [ruleId, periodKey, now]);
-    moved = result.rowCount ?? 0;
-    deliveryIds = moved ? await deliverNow(client, [{ ruleId, periodKey }]) : [];
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+    const moved = result.rowCount ?? 0;
+    return { moved, deliveryIds: moved ? await deliverNow(client, [{ ruleId, periodKey }]) : [] };
+  });
   // Should this fail, the deliveries wait as pending: the reconciler asks again.
   await ctx.queues.requestMail(deliveryIds);
   return { matches: moved, deliveries: deliveryIds.length };

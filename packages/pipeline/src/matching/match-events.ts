@@ -1,4 +1,5 @@
 import { periodContaining, type MatchableEvent, type Scope, type Severity } from '@notify/core';
+import { withTransaction } from '@notify/db';
 import type { PipelineContext } from '../context';
 import type { IndexedRule, RuleIndex } from '../rules/rule-index';
 import { deliverNow } from '../delivery/deliver-now';
@@ -52,14 +53,10 @@ function toMatchable(event: EventRow): MatchableEvent {
  */
 export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs: ReadonlyArray<readonly [string, string]>): Promise<MatchResult> {
   if (!pairs.length) return { events: 0, matches: 0, immediate: 0 };
-  const client = await ctx.db.pool.connect();
   const now = ctx.now();
-  let deliveryIds: string[];
-  let created: NewMatch[] = [];
-  let eventCount: number;
   const rulesById = new Map<string, IndexedRule>();
-  try {
-    await client.query('BEGIN');
+  const { created, deliveryIds, eventCount } = await withTransaction(ctx.db.pool, async (client) => {
+    let created: NewMatch[] = [];
     // Row locks keep two matchers that got the same events from matching them twice.
     const { rows: events } = await client.query<EventRow>(
       `SELECT e.organization_id, e.id, e.scope, e.occurred_at, e.asset, e.asset_type, e.severity, e.tags, e.data
@@ -70,7 +67,6 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
           FOR UPDATE OF e SKIP LOCKED`,
       [pairs.map((pair) => pair[0]), pairs.map((pair) => pair[1])],
     );
-    eventCount = events.length;
     const candidates: Candidate[] = [];
     for (const event of events) {
       const matchable = toMatchable(event);
@@ -149,7 +145,7 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
     // An instant rule's first match goes out now, in this transaction, rather than
     // at the scheduler's next tick.
     const immediate = [...new Map(created.filter((m) => m.dueAt.getTime() <= now.getTime()).map((m) => [`${m.ruleId}|${m.periodKey}`, m])).values()];
-    deliveryIds = await deliverNow(client, immediate.map((m) => ({ ruleId: m.ruleId, periodKey: m.periodKey })));
+    const deliveryIds = await deliverNow(client, immediate.map((m) => ({ ruleId: m.ruleId, periodKey: m.periodKey })));
     if (events.length) {
       await client.query(
         `UPDATE events e SET matched_at = $3
@@ -158,13 +154,8 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
         [events.map((event) => event.organization_id), events.map((event) => event.id), now],
       );
     }
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+    return { created, deliveryIds, eventCount: events.length };
+  });
 
   if (ctx.metrics && created.length) {
     const counts = new Map<string, { scope: string; frequency: string; count: number }>();

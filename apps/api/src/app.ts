@@ -5,6 +5,7 @@ import { findPrincipalByKey } from '@notify/db';
 import type { AppDeps } from './deps';
 import { addAssetFiltersKeyword } from './plugins/ajv-asset-filters';
 import { addFiltersKeyword } from './plugins/ajv-filters';
+import { addStrictUuidFormat } from './plugins/ajv-uuid-format';
 import adminSessionPlugin from './plugins/admin-session';
 import authPlugin from './plugins/auth';
 import errorsPlugin from './plugins/errors';
@@ -70,6 +71,8 @@ export async function buildApp(deps: AppDeps, options: { logger?: FastifyServerO
         strict: false,
       },
       plugins: [addFiltersKeyword, addAssetFiltersKeyword],
+      // After ajv-formats (which the compiler adds after `plugins`), so the strict `uuid` wins.
+      onCreate: addStrictUuidFormat,
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 

@@ -17,6 +17,7 @@ export const messages = {
   list: (type: string) => `Expected a list of items but got type "${type}".`,
   maxItems: (limit: number) => `Ensure this field has no more than ${limit} elements.`,
   uuid: 'Must be a valid UUID.',
+  nullCharacter: 'Null characters are not allowed.',
   datetime: 'Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].',
   email: 'Enter a valid email address.',
   unknownMember: (id: string) => `Invalid pk "${id}" - object does not exist.`,

@@ -50,6 +50,11 @@ export function parseIsoDateTime(raw: string): Date | undefined {
   const check = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
   if (check.getUTCMonth() !== Number(month) - 1 || check.getUTCDate() !== Number(day)) return undefined;
   if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59) return undefined;
+  // Years 1 to 9999 only, local and UTC (the range of the DRF/Python datetimes users know).
+  // Year 0000 used to pass here and then fail PostgreSQL's ISO input with a 500 on ingest
+  // ("date/time field value out of range", found by test/faults/hostile-input.test.ts).
+  const utcYear = date.getUTCFullYear();
+  if (Number(year) < 1 || utcYear < 1 || utcYear > 9999) return undefined;
   return date;
 }
 
@@ -105,7 +110,14 @@ export function parseRuleListQuery(raw: RawQuery): RuleListQuery {
   };
   const text = (name: string): string | undefined => {
     const value = single(name);
-    return value === undefined || value === '' ? undefined : value;
+    if (value === undefined || value === '') return undefined;
+    // PostgreSQL text cannot hold NUL: `name__contains=%00` reached the query and failed with
+    // a 500 (found by test/faults/hostile-input.test.ts). Bodies refuse NUL too (400).
+    if (value.includes('\0')) {
+      fail(name, messages.nullCharacter);
+      return undefined;
+    }
+    return value;
   };
 
   const query: RuleListQuery = {

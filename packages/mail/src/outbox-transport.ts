@@ -3,7 +3,7 @@ import { access, constants, mkdir, rename, rm, writeFile } from 'node:fs/promise
 import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import type { MailTransport, OutgoingMail, SendResult } from './outgoing-mail';
-import { assertSendable } from './outgoing-mail';
+import { assertSendable, messageOptions } from './outgoing-mail';
 import { toMailError } from './send-errors';
 
 /** `<abc@notify.local>` → `abc@notify.local.eml`; anything unusual in the id becomes `_`. */
@@ -29,14 +29,7 @@ export function createOutboxTransport(options: { outboxDir: string }): MailTrans
       const temp = join(dir, `.${randomUUID()}.tmp`);
       try {
         await mkdir(dir, { recursive: true });
-        const info = await composer.sendMail({
-          from: mail.from,
-          to: mail.to,
-          subject: mail.subject,
-          html: mail.html,
-          text: mail.text,
-          messageId: mail.messageId,
-        });
+        const info = await composer.sendMail(messageOptions(mail));
         const message = info.message;
         if (!Buffer.isBuffer(message)) throw new Error('stream transport did not return a buffer');
         await writeFile(temp, message, { flush: true });

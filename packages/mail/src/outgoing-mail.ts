@@ -26,6 +26,11 @@ export interface MailTransport {
   close(): Promise<void>;
 }
 
+/** The nodemailer message of a mail: these fields and nothing else (no attachments, no file or URL access). */
+export function messageOptions(mail: OutgoingMail) {
+  return { from: mail.from, to: mail.to, subject: mail.subject, html: mail.html, text: mail.text, messageId: mail.messageId };
+}
+
 const MESSAGE_ID = /^<[\x21-\x3B\x3D\x3F-\x7E]{1,200}@[\x21-\x3B\x3D\x3F-\x7E]{1,200}>$/;
 
 /**

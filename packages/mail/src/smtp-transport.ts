@@ -1,6 +1,6 @@
 import nodemailer from 'nodemailer';
 import type { MailTransport, OutgoingMail, SendResult } from './outgoing-mail';
-import { assertSendable } from './outgoing-mail';
+import { assertSendable, messageOptions } from './outgoing-mail';
 import { toMailError } from './send-errors';
 
 export interface SmtpTransportOptions {
@@ -35,14 +35,7 @@ export function createSmtpTransport(options: SmtpTransportOptions): MailTranspor
     async send(mail: OutgoingMail): Promise<SendResult> {
       assertSendable(mail);
       try {
-        const info = await transporter.sendMail({
-          from: mail.from,
-          to: mail.to,
-          subject: mail.subject,
-          html: mail.html,
-          text: mail.text,
-          messageId: mail.messageId,
-        });
+        const info = await transporter.sendMail(messageOptions(mail));
         return { messageId: info.messageId || mail.messageId, response: String(info.response ?? '') };
       } catch (error) {
         throw toMailError(error);

@@ -1,12 +1,12 @@
 import type { PoolClient } from 'pg';
 
 /**
- * Turns the pending matches of fresh periods (an instant rule's first match, a
- * flush) into deliveries in the caller's transaction: one statement for any
- * number of (rule, period) pairs, instead of a transaction per rule. The periods
- * are new keys nobody else can have delivered, and the caller holds the rules'
- * rows, so none of the per-period care of `deliverPeriod` is needed here.
- * Matches of a disabled rule or of a rule without members are dropped.
+ * Turns the pending matches of (rule, period) pairs into deliveries, one per
+ * member, in the caller's transaction: one statement for any number of pairs.
+ * The caller holds the rules' rows and makes sure no period was delivered
+ * before under the same key (fresh keys: an instant rule's first match, a
+ * flush; `deliverPeriod` re-keys late matches). Matches of a disabled rule or of
+ * a rule without members are dropped.
  * Returns the ids of the deliveries to send once the transaction commits.
  */
 export async function deliverNow(client: PoolClient, periods: ReadonlyArray<{ ruleId: string; periodKey: string }>): Promise<string[]> {

@@ -1,0 +1,76 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deliverPeriod, flushRule, type PipelineContext } from '@notify/pipeline';
+import { Queues } from '@notify/queues';
+import { createRedis } from '@notify/api';
+import { createTestDatabase, REDIS_URL } from '../support/database';
+
+describe('deliverPeriod: one delivery per member and period, whatever asks twice', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let ctx: PipelineContext;
+  let redis: ReturnType<typeof createRedis>;
+  const org = randomUUID();
+  const rule = randomUUID();
+  const members = [randomUUID(), randomUUID()];
+  const KEY = '20261122T090000Z';
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    redis = createRedis(REDIS_URL, 'test-deliver-period');
+    ctx = { db, queues: new Queues({ connection: redis, prefix: `test-${randomBytes(4).toString('hex')}` }), now: () => new Date(), instantCoalesceMs: 1000 };
+    await db.pool.query(`INSERT INTO organizations (id, name) VALUES ($1, 'o')`, [org]);
+    await db.pool.query(`INSERT INTO team_members (id, organization_id, email) VALUES ($1, $3, 'a@x.example'), ($2, $3, 'b@x.example')`, [...members, org]);
+    await db.pool.query(`INSERT INTO notification_rules (id, organization_id, name, scope, frequency, delivery_hour) VALUES ($1, $2, 'r', 'asset_dns_changed', 'daily', 9)`, [rule, org]);
+    await db.pool.query(`INSERT INTO notification_rule_members (rule_id, team_member_id) SELECT $1, unnest($2::uuid[])`, [rule, members]);
+  });
+  afterAll(async () => {
+    await ctx.queues.close();
+    redis.disconnect();
+    await db.drop();
+  });
+
+  async function match(eventId: string, periodKey = KEY): Promise<void> {
+    await db.pool.query(`INSERT INTO events (organization_id, id, scope, occurred_at, asset, title, matched_at) VALUES ($1, $2, 'asset_dns_changed', now(), 'a.example', 't', now())`, [org, eventId]);
+    await db.pool.query(`INSERT INTO matches (rule_id, organization_id, event_id, period_key, due_at) VALUES ($1, $2, $3, $4, now())`, [rule, org, eventId, periodKey]);
+  }
+  const deliveries = async () =>
+    (await db.pool.query<{ period_key: string; event_count: number; team_member_id: string }>(`SELECT period_key, event_count, team_member_id FROM deliveries WHERE rule_id = $1 ORDER BY created_at, period_key`, [rule])).rows;
+
+  it('creates one delivery per member, and asking again creates nothing', async () => {
+    await match('e1');
+    await match('e2');
+    expect(await deliverPeriod(ctx, rule, KEY)).toHaveLength(2);
+    expect(await deliverPeriod(ctx, rule, KEY)).toEqual([]);
+    const rows = await deliveries();
+    expect(rows).toHaveLength(2);
+    expect(rows.every((row) => row.period_key === KEY && row.event_count === 2)).toBe(true);
+  });
+
+  it('gives matches that arrive after their period was delivered a period of their own', async () => {
+    await match('late');
+    expect(await deliverPeriod(ctx, rule, KEY)).toHaveLength(2);
+    const late = (await deliveries()).filter((row) => row.period_key !== KEY);
+    expect(late).toHaveLength(2);
+    expect(late[0]!.period_key.startsWith(`${KEY}~`)).toBe(true);
+    expect(late.every((row) => row.event_count === 1)).toBe(true);
+  });
+
+  it('drops the matches of a disabled rule', async () => {
+    await match('off', 'k-off');
+    await db.pool.query('UPDATE notification_rules SET enabled = false WHERE id = $1', [rule]);
+    try {
+      expect(await deliverPeriod(ctx, rule, 'k-off')).toEqual([]);
+      const { rows } = await db.pool.query(`SELECT status FROM matches WHERE event_id = 'off'`);
+      expect(rows).toEqual([{ status: 'dropped' }]);
+    } finally {
+      await db.pool.query('UPDATE notification_rules SET enabled = true WHERE id = $1', [rule]);
+    }
+  });
+
+  it('flushes every pending period into one delivery per member', async () => {
+    await match('f1', 'k1');
+    await match('f2', 'k2');
+    expect(await flushRule(ctx, rule)).toEqual({ matches: 2, deliveries: 2 });
+    expect(await flushRule(ctx, rule)).toEqual({ matches: 0, deliveries: 0 });
+  });
+});

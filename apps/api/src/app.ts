@@ -3,8 +3,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { findPrincipalByKey } from '@notify/db';
 import type { AppDeps } from './deps';
-import { addAssetFiltersKeyword } from './plugins/ajv-asset-filters';
-import { addFiltersKeyword } from './plugins/ajv-filters';
+import { addAssetFiltersKeyword, addFiltersKeyword } from './plugins/ajv-filters';
 import { addStrictUuidFormat } from './plugins/ajv-uuid-format';
 import adminSessionPlugin from './plugins/admin-session';
 import authPlugin from './plugins/auth';

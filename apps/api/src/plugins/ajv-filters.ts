@@ -1,27 +1,35 @@
 import type { Ajv } from 'ajv';
-import { validateFilters } from '@notify/core';
+import { ASSET_FIELDS, EVENT_FIELDS, validateFilters, type FieldCatalog } from '@notify/core';
+
+/** Rule strategies: the condition language over event fields. */
+export const FILTERS_KEYWORD = 'x-filters';
+/** Asset-search filters: the same language over the asset inventory's fields. */
+export const ASSET_FILTERS_KEYWORD = 'x-asset-filters';
 
 /**
- * Ajv keyword `x-filters: <root>`: validates a condition-language object with the
- * domain validator. Replaces the structural checks of the documented shape, so
- * each problem is reported once, at its exact path.
+ * Ajv keyword `<keyword>: <root>`: validates a condition-language object with the
+ * domain validator against `fields`. It replaces the structural checks of the
+ * documented shape, so each problem (an unknown field, an operator the field does
+ * not take, a value of the wrong type) is reported once, at its exact path
+ * (`strategy.must[0].type`), in the same 400 as the body's other problems.
  */
-export function addFiltersKeyword(ajv: Ajv): Ajv {
-  ajv.addKeyword({
-    keyword: 'x-filters',
-    schemaType: 'string',
-    errors: true,
-    validate: function validate(root: string, data: unknown) {
-      const self = validate as unknown as { errors: unknown[] | null };
-      // null means "no conditions" wherever the language is used.
-      const result = data === null ? ({ ok: true } as const) : validateFilters(data, { root });
-      if (result.ok) {
-        self.errors = null;
-        return true;
-      }
-      self.errors = [{ keyword: 'x-filters', message: 'invalid filters', params: { issues: result.issues } }];
-      return false;
-    },
-  });
-  return ajv;
+function filtersKeyword(keyword: string, fields: FieldCatalog) {
+  return (ajv: Ajv): Ajv => {
+    ajv.addKeyword({
+      keyword,
+      schemaType: 'string',
+      errors: true,
+      validate: function validate(root: string, data: unknown) {
+        const self = validate as unknown as { errors: unknown[] | null };
+        // null means "no conditions" wherever the language is used.
+        const result = data === null ? ({ ok: true } as const) : validateFilters(data, { root, fields });
+        self.errors = result.ok ? null : [{ keyword, message: 'invalid filters', params: { issues: result.issues } }];
+        return result.ok;
+      },
+    });
+    return ajv;
+  };
 }
+
+export const addFiltersKeyword = filtersKeyword(FILTERS_KEYWORD, EVENT_FIELDS);
+export const addAssetFiltersKeyword = filtersKeyword(ASSET_FILTERS_KEYWORD, ASSET_FIELDS);

@@ -5,7 +5,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { describeErrorCatalog } from '../errors/catalog';
 import { FiltersShape } from '../schemas/filters';
 import { AssetFiltersShape } from '../schemas/asset-filters';
-import { ASSET_FILTERS_KEYWORD } from './ajv-asset-filters';
+import { ASSET_FILTERS_KEYWORD } from './ajv-filters';
 
 /** The condition-language fields validate through `x-filters`; the document shows their shape. */
 function showFilterShapes(node: unknown): unknown {

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { ASSET_SEARCH_LIMITS, ASSET_SORT_FIELDS, SCOPES } from '@notify/core';
-import { ASSET_FILTERS_KEYWORD } from '../../plugins/ajv-asset-filters';
+import { ASSET_FILTERS_KEYWORD } from '../../plugins/ajv-filters';
 import { ASSET_FILTERS_EXAMPLE } from '../../schemas/asset-filters';
 import { Nullable, QueryParam, StringEnum } from '../../schemas/common';
 

@@ -1,10 +1,11 @@
-import { Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { Worker, type ConnectionOptions, type Job, type WorkerOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Config, Role } from '@notify/config';
 import type { Database } from '@notify/db';
 import { createMailRenderer, createMailTransport, type MailTransport } from '@notify/mail';
 import { maskUrlPassword, type Logger, type Metrics } from '@notify/observability';
 import {
+  OutagePause,
   reconcile,
   requestDueDigests,
   RuleIndex,
@@ -12,7 +13,7 @@ import {
   type MailerContext,
   type PipelineContext,
 } from '@notify/pipeline';
-import { LOCK_DURATION_MS, QUEUE_NAMES, type Queues } from '@notify/queues';
+import { QUEUE_NAMES, type Queues } from '@notify/queues';
 import { createProcessors, type Processor, type ProcessorMap } from './processors';
 
 export interface WorkerRuntimeOptions {
@@ -98,7 +99,9 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
   const pipeline: PipelineContext = { db, queues, now, instantCoalesceMs: config.pipeline.instantCoalesceMs, metrics: metrics?.pipeline };
   const index = new RuleIndex();
   const connection: ConnectionOptions = new Redis(config.redisUrl, { maxRetriesPerRequest: null, connectionName: 'notify-workers' });
-  const workerBase = { connection, prefix: config.queuePrefix, lockDuration: LOCK_DURATION_MS };
+  // A killed worker's jobs go back to the queue once their lock runs out (checked as often).
+  const lockMs = config.pipeline.jobLockMs;
+  const workerBase = { connection, prefix: config.queuePrefix, lockDuration: lockMs, stalledInterval: lockMs };
   const workers: Worker[] = [];
   const stops: Array<() => Promise<void>> = [];
   let subscriber: Redis | undefined;
@@ -109,9 +112,10 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
     transport = options.transport ?? createMailTransport({ smtpUrl: config.mail.smtpUrl, outboxDir: config.mail.outboxDir, maxConnections: config.mail.maxConnections });
     mailer = { ...pipeline, renderer: await createMailRenderer(), transport, from: config.mail.from, messageIdDomain: messageIdDomain(config.mail.from) };
   }
-  const processors: ProcessorMap = createProcessors({ pipeline, index, mailer });
+  const mailPause = new OutagePause(1000, config.pipeline.mailOutageMaxPauseMs);
+  const processors: ProcessorMap = createProcessors({ pipeline, index, mailer, mailPause });
   const checks: Record<string, () => Promise<unknown>> = {};
-  const start = <T>(name: string, processor: Processor<T>, concurrency: number) => {
+  const start = <T>(name: string, processor: Processor<T>, concurrency: number, extra: Partial<WorkerOptions> = {}) => {
     // Every line about a job carries its id and queue.
     const run = async (job: Job<T>) => {
       const log = logger.child({ queue: name, job_id: job.id });
@@ -120,7 +124,7 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
       log.debug('job completed');
       return result;
     };
-    const worker = new Worker<T>(name, run, { ...workerBase, concurrency });
+    const worker = new Worker<T>(name, run, { ...workerBase, concurrency, ...extra });
     worker.on('completed', (job) => metrics?.jobFinished(name, 'completed', secondsOf(job as Job)));
     worker.on('failed', (job, error) => {
       if (job) metrics?.jobFinished(name, 'failed', secondsOf(job as Job));
@@ -155,7 +159,8 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
   if (roles.includes('mailer') && transport) {
     const mail = transport;
     checks[mail.kind] = cachedCheck(() => mail.verify(), MAIL_CHECK_TTL_MS);
-    start(QUEUE_NAMES.mail, processors.mail, config.pipeline.mailConcurrency);
+    // No real limit: BullMQ honours a pause (queue.rateLimit, see the mail processor) only on a limited queue.
+    start(QUEUE_NAMES.mail, processors.mail, config.pipeline.mailConcurrency, { limiter: { max: 1_000_000_000, duration: 1000 } });
     const target = mail.kind === 'smtp' && config.mail.smtpUrl ? { smtp: maskUrlPassword(config.mail.smtpUrl) } : { outbox: config.mail.outboxDir };
     logger.info({ transport: mail.kind, ...target }, 'mailer started');
   }

@@ -73,6 +73,10 @@ const pipelineSchema = z.object({
   SMTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(100).default(5),
   MAIL_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(14),
   MAIL_BACKOFF_MS: z.coerce.number().int().min(10).max(3_600_000).default(5000),
+  /** While the SMTP server is unreachable, mail pauses for 1 s, doubling up to this, without spending retries. */
+  MAIL_OUTAGE_MAX_PAUSE_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  /** A job whose worker stops renewing its lock (a killed process) goes to another worker after this long. */
+  JOB_LOCK_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
 });
 
 const lookupSchema = z.object({
@@ -135,6 +139,8 @@ export interface Config {
     ruleResyncMs: number;
     matchConcurrency: number;
     mailConcurrency: number;
+    mailOutageMaxPauseMs: number;
+    jobLockMs: number;
   };
   logLevel: z.infer<typeof logLevel>;
   /** WHOIS lookups: where they start (host[:port]), their deadline, how long answers are cached (0: not at all). */
@@ -207,6 +213,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ruleResyncMs: pipeline.RULE_RESYNC_MS,
       matchConcurrency: pipeline.MATCH_CONCURRENCY,
       mailConcurrency: pipeline.MAIL_CONCURRENCY,
+      mailOutageMaxPauseMs: pipeline.MAIL_OUTAGE_MAX_PAUSE_MS,
+      jobLockMs: pipeline.JOB_LOCK_MS,
     },
     logLevel: logging.LOG_LEVEL,
     whois: { server: lookup.WHOIS_SERVER, timeoutMs: lookup.WHOIS_TIMEOUT_MS, cacheSeconds: lookup.WHOIS_CACHE_SECONDS },

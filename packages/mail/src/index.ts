@@ -4,5 +4,5 @@ export { scopeLabel } from './scope-labels';
 export type { MailTransport, OutgoingMail, SendResult } from './outgoing-mail';
 export { createMailTransport } from './create-transport';
 export type { MailTransportOptions } from './create-transport';
-export { classifySendError, PermanentMailError, TransientMailError } from './send-errors';
+export { classifySendError, isServerUnavailable, PermanentMailError, TransientMailError } from './send-errors';
 export type { SendErrorKind } from './send-errors';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifySendError, PermanentMailError, toMailError, TransientMailError } from './send-errors';
+import { classifySendError, isServerUnavailable, PermanentMailError, toMailError, TransientMailError } from './send-errors';
 
 const smtp = (responseCode: number, code = 'EENVELOPE') => Object.assign(new Error(`${responseCode}`), { responseCode, code });
 const net = (code: string) => Object.assign(new Error(code), { code });
@@ -50,5 +50,24 @@ describe('toMailError', () => {
     expect(wrapped).toBeInstanceOf(PermanentMailError);
     expect(wrapped.cause).toBe(cause);
     expect(toMailError(net('ECONNRESET'))).toBeInstanceOf(TransientMailError);
+  });
+});
+
+describe('isServerUnavailable', () => {
+  it.each(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ESOCKET', 'ECONNECTION', 'ENOTFOUND', 'EAUTH'])('connection error %s says the server is unavailable', (code) => {
+    expect(isServerUnavailable(net(code))).toBe(true);
+    expect(isServerUnavailable(toMailError(net(code)))).toBe(true);
+  });
+
+  it('reads 421 (service not available) as an outage, other answers as verdicts on the message', () => {
+    expect(isServerUnavailable(smtp(421))).toBe(true);
+    for (const code of [450, 451, 452, 550, 554]) expect(isServerUnavailable(toMailError(smtp(code)))).toBe(false);
+  });
+
+  it('follows nodemailer\'s original code and wrapped causes', () => {
+    expect(isServerUnavailable(Object.assign(new Error('x'), { code: 'EPROTOCOL', originalCode: 'ECONNREFUSED' }))).toBe(true);
+    expect(isServerUnavailable(new TransientMailError('x', { cause: net('ECONNREFUSED') }))).toBe(true);
+    expect(isServerUnavailable(new Error('something odd'))).toBe(false);
+    expect(isServerUnavailable(null)).toBe(false);
   });
 });

@@ -71,6 +71,46 @@ export function classifySendError(error: unknown): SendErrorKind {
   return 'transient';
 }
 
+/**
+ * Connection-level codes: the server could not be reached or talked to at all, so every other
+ * message would fail the same way. Credentials and TLS count too (the server's configuration).
+ */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ESOCKET',
+  'ECONNECTION',
+  'EDNS',
+  'ETLS',
+  'EPROXY',
+  'EAUTH',
+  'ENOAUTH',
+]);
+
+/**
+ * Whether a failed send says the SMTP server is unavailable (refused, unreachable, timed out,
+ * "421 service not available"), as opposed to a verdict on this one message (451, 550). An
+ * outage is no reason to spend the message's retries: the mailer pauses instead.
+ */
+export function isServerUnavailable(error: unknown): boolean {
+  for (let current = error, depth = 0; typeof current === 'object' && current !== null && depth < 5; current = field(current, 'cause'), depth++) {
+    if (field(current, 'responseCode') === 421) return true;
+    if (typeof field(current, 'responseCode') === 'number') return false;
+    for (const key of ['originalCode', 'code']) {
+      const code = field(current, key);
+      if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
+    }
+  }
+  return false;
+}
+
 /** Wraps any failure of a send in the class its classification calls for. */
 export function toMailError(error: unknown): TransientMailError | PermanentMailError {
   if (error instanceof TransientMailError || error instanceof PermanentMailError) return error;

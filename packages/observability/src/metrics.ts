@@ -1,7 +1,8 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** Why an e-mail attempt did not end in an SMTP accept. */
-export type MailFailureReason = 'transient' | 'permanent' | 'cancelled';
+/** `unavailable`: the SMTP server could not be reached; the mailer pauses and the e-mail waits. */
+export type MailFailureReason = 'transient' | 'permanent' | 'unavailable' | 'cancelled';
 
 /** What a queue depth is read from: a BullMQ Queue fits. */
 export interface QueueCountsSource {

@@ -13,7 +13,7 @@ export interface PipelineMetrics {
   /** An e-mail was accepted; `latencyMs` from its first event's arrival (null when unknown). */
   mailSent(frequency: string, latencyMs: number | null): void;
   /** An attempt failed: transient (retried unless final), permanent, or cancelled (member removed). */
-  mailFailed(reason: 'transient' | 'permanent' | 'cancelled', final: boolean): void;
+  mailFailed(reason: 'transient' | 'permanent' | 'unavailable' | 'cancelled', final: boolean): void;
 }
 
 /** What the pipeline's use cases need; processes build one and pass it in. */

@@ -5,6 +5,7 @@ export { matchEvents, instantKeys, type MatchResult } from './matching/match-eve
 export { deliverPeriod } from './delivery/deliver-period';
 export { sendDelivery, messageIdFor, EVENTS_PER_MAIL, type MailerContext, type SendOutcome } from './delivery/send-delivery';
 export { flushRule, retryDelivery } from './delivery/operator-actions';
+export { OutagePause } from './delivery/outage-pause';
 export { requestDueDigests } from './scheduling/due-periods';
 export { reconcile, type ReconcileResult, type ReconcileOptions } from './scheduling/reconcile';
 export * from './ingest';

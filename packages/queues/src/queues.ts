@@ -12,6 +12,25 @@ export interface QueueOptions {
 
 export const DEFAULT_PREFIX = 'notify';
 
+export interface RequestOptions {
+  /** Remove a completed or failed job of the same id first, so the request is not taken for a duplicate. */
+  replaceFinished?: boolean;
+}
+
+/** Removes the jobs among `ids` that have finished (completed or failed); others are left alone. */
+async function removeFinished(queue: Queue, ids: string[]): Promise<void> {
+  const CHUNK = 500;
+  for (let i = 0; i < ids.length; i += CHUNK) {
+    await Promise.all(
+      ids.slice(i, i + CHUNK).map(async (id) => {
+        const state = await queue.getJobState(id);
+        // A job that is being removed or moved meanwhile is fine either way: the add that follows is idempotent.
+        if (state === 'completed' || state === 'failed') await queue.remove(id).catch(() => 0);
+      }),
+    );
+  }
+}
+
 /** The producer side of every queue, typed by the catalog. */
 export class Queues {
   readonly events: ReadonlyMap<Scope, Queue<MatchEventsJob>>;
@@ -40,13 +59,21 @@ export class Queues {
     if (jobs.length) await queue.addBulk(jobs);
   }
 
-  async requestDigests(digests: DigestJob[], delayMs = 0): Promise<void> {
+  /**
+   * Asks for each (rule, period) digest once: a job with the same id waiting or running is that
+   * request. With `replaceFinished`, a finished job of that id (failed after its retries, or
+   * stalled too often) no longer stands in the way: the record says the work is still owed.
+   */
+  async requestDigests(digests: DigestJob[], delayMs = 0, options: RequestOptions = {}): Promise<void> {
     if (!digests.length) return;
+    if (options.replaceFinished) await removeFinished(this.digest, digests.map(jobIds.digest));
     await this.digest.addBulk(digests.map((data) => ({ name: 'digest', data, opts: { jobId: jobIds.digest(data), ...(delayMs > 0 && { delay: delayMs }) } })));
   }
 
-  async requestMail(deliveryIds: string[]): Promise<void> {
+  /** Asks for each delivery's e-mail once; `replaceFinished` as for digests. */
+  async requestMail(deliveryIds: string[], options: RequestOptions = {}): Promise<void> {
     if (!deliveryIds.length) return;
+    if (options.replaceFinished) await removeFinished(this.mail, deliveryIds.map((deliveryId) => jobIds.mail({ deliveryId })));
     await this.mail.addBulk(deliveryIds.map((deliveryId) => ({ name: 'mail', data: { deliveryId }, opts: { jobId: jobIds.mail({ deliveryId }) } })));
   }
 

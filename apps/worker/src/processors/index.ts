@@ -1,5 +1,5 @@
-import { UnrecoverableError, type Job } from 'bullmq';
-import { deliverPeriod, matchEvents, sendDelivery, type MailerContext, type PipelineContext, type RuleIndex } from '@notify/pipeline';
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { deliverPeriod, matchEvents, sendDelivery, type MailerContext, type OutagePause, type PipelineContext, type RuleIndex } from '@notify/pipeline';
 import type { Logger } from '@notify/observability';
 import type { JobCatalog, JobKind } from '@notify/queues';
 
@@ -13,6 +13,8 @@ export interface ProcessorContext {
   pipeline: PipelineContext;
   index: RuleIndex;
   mailer: MailerContext | undefined;
+  /** While the SMTP server is unavailable, the mail queue pauses (for every mailer) instead of spending retries. */
+  mailPause?: OutagePause;
 }
 
 export function createProcessors(ctx: ProcessorContext): ProcessorMap {
@@ -32,6 +34,17 @@ export function createProcessors(ctx: ProcessorContext): ProcessorMap {
       const finalAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       const outcome = await sendDelivery(ctx.mailer, job.data.deliveryId, { finalAttempt });
       const deliveryId = job.data.deliveryId;
+      if (outcome.status === 'failed' && outcome.unavailable && ctx.mailPause) {
+        // Back to the queue without spending an attempt; no mailer takes mail until the pause ends.
+        const pause = ctx.mailPause.next();
+        if (pause.started) log.warn({ pause_ms: pause.ms, error: outcome.error }, 'SMTP server unavailable: mail paused');
+        await ctx.pipeline.queues.mail.rateLimit(pause.ms);
+        throw Worker.RateLimitError();
+      }
+      if (outcome.status === 'sent' && ctx.mailPause?.active) {
+        ctx.mailPause.reset();
+        log.info('SMTP server available again: mail resumed');
+      }
       if (outcome.status === 'sent') log.info({ delivery_id: deliveryId, message_id: outcome.messageId }, 'e-mail sent');
       else if (outcome.status === 'cancelled') log.info({ delivery_id: deliveryId, reason: outcome.reason }, 'e-mail cancelled');
       else if (outcome.status === 'skipped') log.debug({ delivery_id: deliveryId, reason: outcome.reason }, 'e-mail skipped');

@@ -1,5 +1,4 @@
 import { NotFound, Conflict, isUuid } from '@notify/core';
-import { jobIds } from '@notify/queues';
 import { withTransaction } from '@notify/db';
 import type { PipelineContext } from '../context';
 import { deliverNow } from './deliver-now';
@@ -34,8 +33,6 @@ export async function retryDelivery(ctx: PipelineContext, deliveryId: string): P
   if (delivery.status === 'sent') throw new Conflict('This delivery was sent already.');
   if (delivery.status === 'pending' || delivery.status === 'sending') throw new Conflict('This delivery is already on its way.');
   await ctx.db.pool.query(`UPDATE deliveries SET status = 'pending', last_error = NULL, updated_at = now() WHERE id = $1`, [deliveryId]);
-  // The failed job keeps its id for a while; remove it so the new request is not taken for a duplicate.
-  const job = await ctx.queues.mail.getJob(jobIds.mail({ deliveryId }));
-  if (job) await job.remove().catch(() => {});
-  await ctx.queues.requestMail([deliveryId]);
+  // The failed job keeps its id for a while: it must not be taken for this new request.
+  await ctx.queues.requestMail([deliveryId], { replaceFinished: true });
 }

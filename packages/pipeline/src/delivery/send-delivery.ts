@@ -1,5 +1,5 @@
 import type { Frequency, Scope, Severity } from '@notify/core';
-import { classifySendError, type MailEvent, type MailRenderer, type MailTransport } from '@notify/mail';
+import { classifySendError, isServerUnavailable, type MailEvent, type MailRenderer, type MailTransport } from '@notify/mail';
 import type { PipelineContext } from '../context';
 
 export interface MailerContext extends PipelineContext {
@@ -14,7 +14,9 @@ export type SendOutcome =
   | { status: 'sent'; messageId: string }
   | { status: 'skipped'; reason: string }
   | { status: 'cancelled'; reason: string }
-  | { status: 'failed'; error: string; permanent: boolean };
+  | { status: 'failed'; error: string; permanent: boolean; unavailable?: false }
+  /** The SMTP server could not be reached: the delivery waits (pending, its attempt not counted). */
+  | { status: 'failed'; error: string; permanent: false; unavailable: true };
 
 /** The most events one e-mail carries in full; its counts cover all of them. */
 export const EVENTS_PER_MAIL = 500;
@@ -58,7 +60,9 @@ export function messageIdFor(deliveryId: string, domain: string): string {
  * delivery already sent or cancelled is never sent again, whichever process or
  * retry asks. The Message-ID is the delivery's own, the same on every attempt.
  * A transient SMTP failure puts it back to pending and throws, for the queue to
- * retry with backoff; `finalAttempt` records it as failed instead.
+ * retry with backoff; `finalAttempt` records it as failed instead. A server that cannot be
+ * reached at all is not this message's failure: the delivery goes back to pending with its
+ * attempt uncounted, and the caller pauses sending until the server is back.
  */
 export async function sendDelivery(ctx: MailerContext, deliveryId: string, options: { finalAttempt?: boolean } = {}): Promise<SendOutcome> {
   const { db } = ctx;
@@ -116,8 +120,13 @@ export async function sendDelivery(ctx: MailerContext, deliveryId: string, optio
     await ctx.transport.send({ from: ctx.from, to: delivery.email, subject: rendered.subject, html: rendered.html, text: rendered.text, messageId });
     acceptedAt = Date.now();
   } catch (error) {
-    const permanent = classifySendError(error) === 'permanent';
     const message = (error as Error).message?.slice(0, 2000) ?? String(error);
+    if (isServerUnavailable(error)) {
+      await db.pool.query(`UPDATE deliveries SET status = 'pending', attempts = attempts - 1, last_error = $2, updated_at = now() WHERE id = $1`, [deliveryId, message]);
+      ctx.metrics?.mailFailed('unavailable', false);
+      return { status: 'failed', error: message, permanent: false, unavailable: true };
+    }
+    const permanent = classifySendError(error) === 'permanent';
     const final = permanent || options.finalAttempt === true;
     await db.pool.query(`UPDATE deliveries SET status = $2, last_error = $3, updated_at = now() WHERE id = $1`, [deliveryId, final ? 'failed' : 'pending', message]);
     ctx.metrics?.mailFailed(permanent ? 'permanent' : 'transient', final);

@@ -6,7 +6,8 @@ import type { PipelineContext } from '../context';
  * tick that repeats a request, still give one digest per period. A period that
  * fell due while everything was down is due now, and goes out once.
  */
-export async function requestDueDigests(ctx: PipelineContext, limit = 1000): Promise<number> {
+export async function requestDueDigests(ctx: PipelineContext, options: { limit?: number; replaceFinished?: boolean } = {}): Promise<number> {
+  const limit = options.limit ?? 1000;
   const { rows } = await ctx.db.pool.query<{ rule_id: string; period_key: string }>(
     `SELECT rule_id, period_key FROM matches
       WHERE status = 'pending' AND due_at <= $1
@@ -15,6 +16,6 @@ export async function requestDueDigests(ctx: PipelineContext, limit = 1000): Pro
       LIMIT $2`,
     [ctx.now(), limit],
   );
-  await ctx.queues.requestDigests(rows.map((row) => ({ ruleId: row.rule_id, periodKey: row.period_key })));
+  await ctx.queues.requestDigests(rows.map((row) => ({ ruleId: row.rule_id, periodKey: row.period_key })), 0, { replaceFinished: options.replaceFinished });
   return rows.length;
 }

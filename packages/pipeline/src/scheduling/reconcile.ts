@@ -47,12 +47,14 @@ export async function reconcile(ctx: PipelineContext, options: ReconcileOptions 
     republished += lost.length;
   }
 
-  const digests = await requestDueDigests(ctx, limit);
+  // Work the record still owes may have a finished job of the same id in Redis (it failed all its
+  // retries during a long database outage, or stalled twice): that job must not hide it.
+  const digests = await requestDueDigests(ctx, { limit, replaceFinished: true });
 
   const { rows: deliveries } = await ctx.db.pool.query<{ id: string }>(
     `SELECT id FROM deliveries WHERE status IN ('pending', 'sending') AND updated_at <= $1 ORDER BY updated_at LIMIT $2`,
     [before, limit],
   );
-  await ctx.queues.requestMail(deliveries.map((delivery) => delivery.id));
+  await ctx.queues.requestMail(deliveries.map((delivery) => delivery.id), { replaceFinished: true });
   return { events: republished, digests, deliveries: deliveries.length };
 }

@@ -12,7 +12,9 @@ export const messages = {
   min: (limit: number) => `Ensure this value is greater than or equal to ${limit}.`,
   max: (limit: number) => `Ensure this value is less than or equal to ${limit}.`,
   maxLength: (limit: number) => `Ensure this field has no more than ${limit} characters.`,
-  choice: (value: unknown) => `"${String(value)}" is not a valid choice.`,
+  // Only a scalar is echoed: String() of a list joins it recursively, and a list nested 10,000 deep
+  // overflowed the stack while the 400 was being written (test/faults/abuse-limits.test.ts).
+  choice: (value: unknown) => `"${value !== null && typeof value === 'object' ? jsonTypeName(value) : String(value)}" is not a valid choice.`,
   emptyList: 'This list may not be empty.',
   list: (type: string) => `Expected a list of items but got type "${type}".`,
   maxItems: (limit: number) => `Ensure this field has no more than ${limit} elements.`,

@@ -54,7 +54,9 @@ monthly, \`delivery_day_of_week\` 0 for weekly; instant and hourly rules store b
 ### Limits
 
 page 1–800 (default 1), page_size 25–100 (default 100), name 1–255 characters, members 1–500,
-strategy clauses up to 50 conditions. Dates (list filters, event times) are ISO 8601 with years 1 to 9999;
+strategy clauses up to 50 conditions (conditions do not nest: a strategy is at most 150 flat conditions),
+a list value up to 100 items, text values up to 1,024 characters; each is a 400 naming its path. A request
+body over 1 MiB (by default; 16 MiB for ingest) is a 413. Dates (list filters, event times) are ISO 8601 with years 1 to 9999;
 text may not contain NUL characters. Unknown body fields are ignored. Rate limits and the monthly quota depend on the organization's plan
 and are reported in \`RateLimit-*\` headers; a 429 carries \`Retry-After\`.`;
 

@@ -31,18 +31,31 @@ export function routeTable(app: FastifyInstance): RouteEntry[] {
     stack.length = depth;
     stack.push(match[2]!);
     if (!match[3]) continue;
-    const url = stack.join('');
     for (const method of match[3].split(', ')) {
       if (method === 'HEAD') continue;
+      const url = wildcardPattern(app, method, stack);
       routes.push({ method, url, params: [...url.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]!) });
     }
   }
   return routes;
 }
 
+/**
+ * find-my-way prints a wildcard child as a bare `*`, dropping the static segments between it and the
+ * printed parent (`/admin/queues/static/*` shows as `*` under `/admin/queues`): the usual ones are
+ * tried against the router, and an unresolved one keeps `<parent>*`.
+ */
+function wildcardPattern(app: FastifyInstance, method: string, stack: string[]): string {
+  const url = stack.join('');
+  if (stack[stack.length - 1] !== '*') return url;
+  const parent = stack.slice(0, -1).join('');
+  const candidates = [`${parent}/static/*`, `${parent}/*`, `${parent}*`];
+  return candidates.find((candidate) => app.hasRoute({ method: method as 'GET', url: candidate })) ?? url;
+}
+
 /** The URL of a route with its parameters filled in. */
 export function fill(url: string, values: Record<string, string>): string {
-  return url.replace(/:([A-Za-z_]+)/g, (_all, name: string) => encodeURIComponent(values[name] ?? `unknown-${name}`)).replace(/\*$/, 'anything');
+  return url.replace(/:([A-Za-z_]+)/g, (_all, name: string) => encodeURIComponent(values[name] ?? `unknown-${name}`)).replace(/\/?\*$/, '/anything');
 }
 
 function expectRequestId(response: LightMyRequestResponse, context: string): string {

@@ -12,6 +12,7 @@ import { KeyCache } from './plugins/key-cache';
 import metricsPlugin from './plugins/metrics';
 import openapiPlugin from './plugins/openapi';
 import requestIdPlugin, { REQUEST_ID_HEADER } from './plugins/request-id';
+import { serializeRequest } from './request-serializer';
 import { ApplicationErrorBody, GatewayErrorBody } from './schemas/common';
 import { adminConsoleRoutes } from './routes/admin/console';
 import { adminOrganizationRuleRoutes } from './routes/admin/organization-rules';
@@ -42,7 +43,7 @@ export async function buildApp(deps: AppDeps, options: { logger?: FastifyServerO
   const { config } = deps;
   const docsUrl = config.http.docsUrl ?? `${config.http.publicUrl ?? `http://localhost:${config.http.port}`}/docs`;
   const app = Fastify({
-    loggerInstance: options.logger ?? deps.logger,
+    loggerInstance: (options.logger ?? deps.logger).child({}, { serializers: { req: serializeRequest } }),
     genReqId: () => randomUUID(),
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
     bodyLimit: config.http.bodyLimitBytes,

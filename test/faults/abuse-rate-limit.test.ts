@@ -1,0 +1,121 @@
+/**
+ * Rate limits and the monthly quota hold in total across two API instances that share Redis, under
+ * concurrent requests split between them (as behind a load balancer). The quota is counted in Redis
+ * on every call and is never overrun; with RATE_LIMIT_SYNC_MS=0 the per-second and per-minute limits
+ * are exact too; with the default settlement they overrun by at most what the instances take within
+ * one settlement, as the README says, and both refuse once they have settled.
+ */
+import { Redis } from 'ioredis';
+import type { LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/app';
+import { REDIS_URL } from '../support/database';
+import { expectGatewayError } from './abuse-support';
+
+const RULES = '/v1/platform/notification-rules';
+const WHOIS = '/v1/lookup/whois?domain=example.com';
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Two instances on one database, Redis and key prefix. */
+async function pair(env: Record<string, string>): Promise<[TestApp, TestApp]> {
+  // A WHOIS server nobody answers at: every lookup must come from the cache seeded below.
+  const first = await startTestApp({ WHOIS_SERVER: '127.0.0.1:9', ...env });
+  const second = await startTestApp({ WHOIS_SERVER: '127.0.0.1:9', ...env, QUEUE_PREFIX: first.deps.config.queuePrefix }, { db: first.db });
+  const redis = new Redis(REDIS_URL);
+  await redis.set(`${first.deps.config.queuePrefix}:whois:example.com`, JSON.stringify({ domain_name: 'example.com', raw: 'cached', parsed: null, check_date: new Date().toISOString() }), 'EX', 600);
+  redis.disconnect();
+  return [first, second];
+}
+
+describe('limits across two API instances sharing Redis (faults)', () => {
+  let exact: [TestApp, TestApp];
+  let synced: [TestApp, TestApp];
+  let requests = 0;
+
+  beforeAll(async () => {
+    exact = await pair({ RATE_LIMIT_SYNC_MS: '0' });
+    synced = await pair({ RATE_LIMIT_SYNC_MS: '50' });
+  });
+  afterAll(async () => {
+    for (const t of [...exact, ...synced].reverse()) await t.close();
+    console.info(`abuse-rate-limit: ${requests} requests`);
+  });
+
+  /** `count` requests at once, alternating between the instances; how long the burst took. */
+  async function burst(apps: [TestApp, TestApp], key: string, url: string, count: number) {
+    requests += count;
+    const started = Date.now();
+    const responses = await Promise.all(Array.from({ length: count }, (_, i) => apps[i % 2]!.api(key, 'GET', url)));
+    return { responses, elapsed: Date.now() - started, ok: responses.filter((r) => r.statusCode === 200).length };
+  }
+
+  function expectRefusals(responses: LightMyRequestResponse[], message: string) {
+    for (const response of responses.filter((r) => r.statusCode !== 200)) {
+      expectGatewayError(response, 429, message);
+      expect(Number(response.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    }
+  }
+
+  it.each([
+    ['exact counting (RATE_LIMIT_SYNC_MS=0)', () => exact],
+    ['the default settlement (RATE_LIMIT_SYNC_MS=50)', () => synced],
+  ])('the monthly quota is never overrun, with %s: 300 concurrent lookups, quota 40', async (_label, apps) => {
+    const [a] = apps();
+    const org = await a.createOrg({ plan: { groups: ['platform', 'lookup'], monthly_quota: 40, rate_limit_per_second: 100_000, rate_limit_per_minute: 1_000_000 } });
+    const { responses, ok } = await burst(apps(), org.key, WHOIS, 300);
+    expect(ok).toBe(40);
+    expectRefusals(responses, 'API quota exceeded');
+    // Later calls, on either instance, are refused too; customer rule calls do not count against it.
+    for (const t of apps()) {
+      expectGatewayError(await t.api(org.key, 'GET', WHOIS), 429, 'API quota exceeded');
+      expect((await t.api(org.key, 'GET', RULES)).statusCode).toBe(200);
+    }
+    // A second key of the organization has a quota of its own (per key, decisions §2).
+    const other = (await a.admin('POST', `/admin/v1/organizations/${org.id}/api-keys`, { name: 'other' })).json().key as string;
+    expect((await burst(apps(), other, WHOIS, 60)).ok).toBe(40);
+  });
+
+  it('the per-second limit holds in total with exact counting: 200 concurrent requests, limit 15', async () => {
+    const [a] = exact;
+    for (let round = 0; round < 3; round++) {
+      const org = await a.createOrg({ plan: { rate_limit_per_second: 15, rate_limit_per_minute: 100_000 } });
+      const { responses, ok, elapsed } = await burst(exact, org.key, RULES, 200);
+      // A fixed window of one second opens with the first request: a burst that took longer may span two.
+      const windows = elapsed < 1000 ? 1 : Math.ceil(elapsed / 1000) + 1;
+      expect(ok, `round ${round}: ${ok} allowed in ${elapsed} ms`).toBeLessThanOrEqual(15 * windows);
+      expect(ok).toBeGreaterThanOrEqual(1);
+      expectRefusals(responses, 'API rate limit exceeded');
+    }
+  });
+
+  it('the per-minute limit holds in total with exact counting: 150 concurrent requests, limit 25', async () => {
+    const [a] = exact;
+    const org = await a.createOrg({ plan: { rate_limit_per_second: 100_000, rate_limit_per_minute: 25 } });
+    const { responses, ok } = await burst(exact, org.key, RULES, 150);
+    expect(ok).toBe(25);
+    expectRefusals(responses, 'API rate limit exceeded');
+  });
+
+  it('with the default settlement a limit is overrun by at most one settlement\'s worth, then both instances refuse', async () => {
+    const [a, b] = synced;
+    const org = await a.createOrg({ plan: { rate_limit_per_second: 100_000, rate_limit_per_minute: 25 } });
+    const { responses, ok } = await burst(synced, org.key, RULES, 150);
+    // Each instance alone never lets more than the limit through.
+    expect(ok).toBeGreaterThanOrEqual(25);
+    expect(ok).toBeLessThanOrEqual(2 * 25);
+    expectRefusals(responses, 'API rate limit exceeded');
+    await sleep(200);
+    for (const t of [a, b]) expectGatewayError(await t.api(org.key, 'GET', RULES), 429, 'API rate limit exceeded');
+    // Settled, a second burst gets nothing through on either instance.
+    expect((await burst(synced, org.key, RULES, 40)).ok).toBe(0);
+  });
+
+  it('refused keys cost nothing: a burst of bad keys on both instances leaves a good key its full limit', async () => {
+    const [a] = exact;
+    const org = await a.createOrg({ plan: { rate_limit_per_second: 100_000, rate_limit_per_minute: 10 } });
+    const bad = await burst(exact, 'Q'.repeat(32), RULES, 100);
+    expect(bad.ok).toBe(0);
+    for (const response of bad.responses) expectGatewayError(response, 401, 'Unauthorized');
+    expect((await burst(exact, org.key, RULES, 30)).ok).toBe(10);
+  });
+});

@@ -54,18 +54,28 @@ export function createDatabase(options: DatabaseOptions): Database {
 /**
  * Runs `work` in one transaction on one pooled connection: committed when it
  * returns, rolled back when it throws, the connection released either way.
+ * A connection that dies meanwhile (a database restart) fails the transaction
+ * and is thrown away, never the process: a checked-out client's `error` event
+ * has no listener of the pool's.
  */
 export async function withTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (error: Error) => {
+    broken = error;
+  };
+  client.on('error', onError);
   try {
     await client.query('BEGIN');
     const result = await work(client);
     await client.query('COMMIT');
     return result;
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
+    if (!broken) await client.query('ROLLBACK').catch(() => {});
     throw error;
   } finally {
-    client.release();
+    client.removeListener('error', onError);
+    // A broken connection is destroyed rather than handed to the next caller.
+    client.release(broken ?? false);
   }
 }

@@ -51,6 +51,22 @@ interface EventRow {
   data: Record<string, unknown> | null;
 }
 
+/** How long a sent e-mail's record is retried before the job gives up (and the e-mail may go again). */
+export const RECORD_SENT_PATIENCE_MS = 15 * 60_000;
+
+async function untilRecorded(record: () => Promise<unknown>, patienceMs = RECORD_SENT_PATIENCE_MS): Promise<void> {
+  const giveUpAt = Date.now() + patienceMs;
+  for (let waitMs = 100; ; waitMs = Math.min(waitMs * 2, 5000)) {
+    try {
+      await record();
+      return;
+    } catch (error) {
+      if (Date.now() + waitMs > giveUpAt) throw error;
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+    }
+  }
+}
+
 export function messageIdFor(deliveryId: string, domain: string): string {
   return `<${deliveryId}@${domain}>`;
 }
@@ -132,9 +148,13 @@ export async function sendDelivery(ctx: MailerContext, deliveryId: string, optio
     ctx.metrics?.mailFailed(permanent ? 'permanent' : 'transient', final);
     return { status: 'failed', error: message, permanent };
   }
-  await db.pool.query(
-    `UPDATE deliveries SET status = 'sent', message_id = $2, sent_at = now(), last_error = NULL, updated_at = now() WHERE id = $1`,
-    [deliveryId, messageId],
+  // The server has the e-mail: from here on, failing to record it would send it twice. A database
+  // that is away (a restart) is waited for, holding the job (its lock is renewed meanwhile).
+  await untilRecorded(() =>
+    db.pool.query(
+      `UPDATE deliveries SET status = 'sent', message_id = $2, sent_at = now(), last_error = NULL, updated_at = now() WHERE id = $1`,
+      [deliveryId, messageId],
+    ),
   );
   // Wall-clock time, not ctx.now(): latency is what a recipient waits, whatever the schedule's clock says.
   ctx.metrics?.mailSent(delivery.frequency, delivery.first_event_at ? acceptedAt - delivery.first_event_at.getTime() : null);

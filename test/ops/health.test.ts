@@ -1,5 +1,3 @@
-import { once } from 'node:events';
-import net from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,41 +7,16 @@ import { ADMIN_TOKEN } from '../support/app';
 import { REDIS_URL } from '../support/database';
 import { startPipeline, type PipelineHarness } from '../support/pipeline';
 import { parsePrometheus, valueOf } from '../support/prometheus';
+import { startRelay, throughRelay } from '../support/relay';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A TCP relay to Redis that can be cut and restored on the same port: Redis going away, as the process sees it. */
-async function startRedisRelay(): Promise<{ url: string; cut(): Promise<void>; restore(): Promise<void>; close(): Promise<void> }> {
+/** A relay to Redis that can be cut and restored: Redis going away, as the process sees it. */
+async function startRedisRelay() {
   const target = new URL(REDIS_URL);
-  const sockets = new Set<net.Socket>();
-  let server: net.Server | undefined;
-  let port = 0;
-  const listen = async () => {
-    server = net.createServer((client) => {
-      const upstream = net.connect(Number(target.port || 6379), target.hostname);
-      sockets.add(client).add(upstream);
-      for (const socket of [client, upstream]) {
-        socket.on('error', () => {});
-        socket.on('close', () => {
-          sockets.delete(socket);
-          client.destroy();
-          upstream.destroy();
-        });
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    server.listen(port, '127.0.0.1');
-    await once(server, 'listening');
-    port = (server.address() as net.AddressInfo).port;
-  };
-  const cut = async () => {
-    const closed = new Promise((resolve) => server!.close(resolve));
-    for (const socket of sockets) socket.destroy();
-    await closed;
-  };
-  await listen();
-  return { url: `redis://127.0.0.1:${port}${target.pathname}`, cut, restore: listen, close: cut };
+  const relay = await startRelay({ host: target.hostname, port: Number(target.port || 6379) });
+  return Object.assign(relay, { url: throughRelay(REDIS_URL, relay) });
 }
 
 async function ready(p: PipelineHarness) {

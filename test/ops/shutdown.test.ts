@@ -1,55 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, INGEST_TOKEN, startTestApp, type TestOrg } from '../support/app';
 import { createTestDatabase, DATABASE_URL, REDIS_URL } from '../support/database';
+import { spawnServer, type ServerProcess } from '../support/processes';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const EVENTS = 200;
 const PER_REQUEST = 10;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-interface ServerProcess {
-  child: ChildProcess;
-  baseUrl: string;
-  lines: Array<Record<string, unknown>>;
-  /** Resolves with the exit code once the process has ended. */
-  exited: Promise<number | null>;
-}
-
-/** `npm start` as production runs it: the real entry point in a process of its own, logging JSON to stdout. */
-async function spawnServer(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/main.ts'], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: Array<Record<string, unknown>> = [];
-  let stderr = '';
-  let buffered = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-    buffered += chunk;
-    const parts = buffered.split('\n');
-    buffered = parts.pop()!;
-    for (const part of parts) if (part.trim()) lines.push(JSON.parse(part) as Record<string, unknown>);
-  });
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const listening = lines.find((line) => typeof line.msg === 'string' && line.msg.startsWith('Server listening at '));
-    if (listening) return { child, baseUrl: (listening.msg as string).slice('Server listening at '.length), lines, exited };
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`the server did not start: ${stderr}\n${lines.map((line) => JSON.stringify(line)).join('\n')}`);
-    }
-    await sleep(50);
-  }
-}
 
 describe('SIGTERM during a burst of deliveries', () => {
   let smtp: TestSmtpServer;
@@ -116,7 +74,7 @@ describe('SIGTERM during a burst of deliveries', () => {
     const outcomes: string[] = [];
     const send = async (batch: typeof events) => {
       try {
-        const response = await fetch(`${first.baseUrl}/v1/ingest/events`, {
+        const response = await fetch(`${first.baseUrl!}/v1/ingest/events`, {
           method: 'POST',
           headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-type': 'application/json' },
           body: JSON.stringify({ events: batch }),

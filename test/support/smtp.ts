@@ -21,7 +21,7 @@ export interface TestSmtpServer {
   port: number;
   received: ReceivedMail[];
   /** Decides each message's fate (default: accept all). */
-  setVerdict(decide: (mail: { to: string[]; attempt: number }) => Verdict): void;
+  setVerdict(decide: (mail: { to: string[]; attempt: number; messageId: string }) => Verdict): void;
   /** Resolves once `count` messages were accepted (or rejects after `timeoutMs`). */
   waitFor(count: number, timeoutMs?: number): Promise<ReceivedMail[]>;
   close(): Promise<void>;
@@ -36,7 +36,7 @@ export interface SmtpServerOptions {
 export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<TestSmtpServer> {
   const received: ReceivedMail[] = [];
   const attempts = new Map<string, number>();
-  let decide: (mail: { to: string[]; attempt: number }) => Verdict = () => 'accept';
+  let decide: (mail: { to: string[]; attempt: number; messageId: string }) => Verdict = () => 'accept';
   const waiters: Array<() => void> = [];
 
   const server = new SMTPServer({
@@ -54,7 +54,7 @@ export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<
         const key = parsed.messageId ?? raw.toString('base64').slice(0, 32);
         const attempt = (attempts.get(key) ?? 0) + 1;
         attempts.set(key, attempt);
-        const verdict = decide({ to, attempt });
+        const verdict = decide({ to, attempt, messageId: parsed.messageId ?? '' });
         if (verdict !== 'accept') {
           const error = Object.assign(new Error(verdict.message), { responseCode: verdict.code });
           return callback(error);
@@ -74,6 +74,8 @@ export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<
       });
     },
   });
+  // A client killed mid-session (SIGKILL, a cut relay) resets its connection: that is the client's fault, not the server's.
+  server.on('error', () => {});
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.server.address() as AddressInfo).port;
 

@@ -1,0 +1,79 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface ServerProcess {
+  child: ChildProcess;
+  /** Where its HTTP server listens, when it runs the api role. */
+  baseUrl: string | undefined;
+  /** Its JSON log lines, parsed, as they arrive. */
+  lines: Array<Record<string, unknown>>;
+  /** What it wrote to stderr (a crash's stack trace). */
+  stderr(): string;
+  /** Resolves with the exit code (null after a signal) once the process has ended. */
+  exited: Promise<number | null>;
+  /** SIGKILL, and wait for the end. */
+  kill(): Promise<void>;
+  /** SIGTERM, and the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * `npm start` as production runs it: the real entry point in a process of its own, logging JSON to
+ * stdout. Resolves once it logs `started` (all its roles are up).
+ */
+export async function spawnServer(env: Record<string, string>, options: { startTimeoutMs?: number } = {}): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/main.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', HOST: '127.0.0.1', PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: Array<Record<string, unknown>> = [];
+  let stderr = '';
+  let buffered = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    buffered += chunk;
+    const parts = buffered.split('\n');
+    buffered = parts.pop()!;
+    for (const part of parts) {
+      if (!part.trim()) continue;
+      try {
+        lines.push(JSON.parse(part) as Record<string, unknown>);
+      } catch {
+        lines.push({ msg: part });
+      }
+    }
+  });
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const handle: ServerProcess = {
+    child,
+    baseUrl: undefined,
+    lines,
+    exited,
+    stderr: () => stderr,
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+  const deadline = Date.now() + (options.startTimeoutMs ?? 30_000);
+  for (;;) {
+    const listening = lines.find((line) => typeof line.msg === 'string' && line.msg.startsWith('Server listening at '));
+    if (listening) handle.baseUrl = (listening.msg as string).slice('Server listening at '.length);
+    if (lines.some((line) => line.msg === 'started')) return handle;
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`the server did not start: ${stderr}\n${lines.map((line) => JSON.stringify(line)).join('\n')}`);
+    }
+    await sleep(50);
+  }
+}

@@ -89,7 +89,7 @@ describe('e-mail safety (faults)', () => {
     const org = await p.createOrg({ name: 'Baseline Org' });
     await p.createRule(org.key, { name: 'Baseline rule', scope: 'new_open_port_detected', members: [org.members[0]!.team_member_uuid] });
     expect((await p.ingest(makeEvent(org.id, { url: 'https://platform.example.com/findings/baseline' }))).statusCode).toBe(202);
-    [baseline] = await settle(1);
+    baseline = (await settle(1))[0]!;
     smtp.received.length = 0;
   });
   afterAll(async () => {

@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INGEST_TOKEN } from '../support/app';
 import { createTestDatabase, DATABASE_URL } from '../support/database';
@@ -5,65 +8,69 @@ import { spawnServer, type ServerProcess } from '../support/processes';
 import { startRelay, throughRelay, type TcpRelay } from '../support/relay';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
 import { processEnv } from './support/services';
-import { prepareStream, report, scale, sendStream, settle, sleep, storedEvents, tally, type StreamSetup } from './support/stream';
+import { prepareStream, report, scale, sendStream, settle, sleep, storedEvents, tally } from './support/stream';
 
 const EVENTS = scale(300, 3000);
 const DOWN_MS = scale(3000, 30_000);
 /** The stream runs about twice as long as the outage: before, during and after it. */
 const INTERVAL_MS = Math.round((DOWN_MS * 2) / (EVENTS / 5));
 
+interface Outage {
+  /** The database URL the processes use. */
+  databaseUrl: string;
+  down(): Promise<void>;
+  up(): Promise<void>;
+  close(): Promise<void>;
+}
+
 /**
- * PostgreSQL going away and coming back, as the processes see a restart: every connection is
- * reset, new ones are refused, then it answers again. Other test files share the real server, so
- * here it goes away behind a relay; `npm run test:faults` also restarts the real one
- * (delivery-postgres-restart.test.ts).
+ * PostgreSQL goes away mid-stream and comes back. Ingest must answer an error while it is away
+ * (never a 202 for an event it did not store), and every stored event must be delivered once.
  */
-describe('fault: PostgreSQL goes away mid-stream and comes back', () => {
+function postgresScenario(name: string, tag: string, makeOutage: () => Promise<Outage>) {
   let smtp: TestSmtpServer;
-  let relay: TcpRelay;
+  let outage: Outage;
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  let setup: StreamSetup;
   const processes: ServerProcess[] = [];
 
   beforeAll(async () => {
     smtp = await startSmtpServer({ acceptDelayMs: 2 });
-    const target = new URL(DATABASE_URL);
-    relay = await startRelay({ host: target.hostname, port: Number(target.port || 5432) });
+    outage = await makeOutage();
     db = await createTestDatabase();
-    setup = await prepareStream(db, { events: EVENTS, tag: 'pg' });
   });
   afterAll(async () => {
     await Promise.all(processes.map((p) => p.kill()));
-    await relay.close();
+    await outage.close();
     await db.drop();
     await smtp.close();
   });
 
   it('answers errors while it is down, never a 202 for an event it did not store, and delivers every stored event once', async () => {
-    const env = processEnv(db, { smtpUrl: smtp.url, databaseUrl: throughRelay(DATABASE_URL, relay) });
+    const setup = await prepareStream(db, { events: EVENTS, tag });
+    const env = processEnv(db, { smtpUrl: smtp.url, databaseUrl: outage.databaseUrl });
     const api = await spawnServer({ ...env, ROLES: 'api' });
     const worker = await spawnServer({ ...env, ROLES: 'matcher,scheduler,mailer' });
     processes.push(api, worker);
 
     const requests = Math.ceil(EVENTS / 5);
-    let outage: Promise<void> | undefined;
+    let away: Promise<void> | undefined;
     const stream = await sendStream(() => api.baseUrl!, INGEST_TOKEN, setup.events, {
       intervalMs: INTERVAL_MS,
       onRequest: (request) => {
         if (request !== Math.floor(requests / 3)) return;
-        outage = (async () => {
-          await relay.cut();
+        away = (async () => {
+          await outage.down();
           await sleep(DOWN_MS);
-          await relay.restore();
+          await outage.up();
         })();
       },
     });
-    await outage;
+    await away;
 
     const stored = await storedEvents(db);
     for (const id of stream.accepted) expect(stored.has(id), `accepted event ${id} was not stored`).toBe(true);
     const figures = await settle(() => tally(setup, stored, smtp.received), scale(60_000, 180_000));
-    report('postgres-outage', {
+    report(name, {
       ...figures,
       down_ms: DOWN_MS,
       sent: EVENTS,
@@ -79,10 +86,54 @@ describe('fault: PostgreSQL goes away mid-stream and comes back', () => {
     expect(figures.duplicated).toBe(0);
     expect(figures.retransmitted).toBe(0);
     expect(figures.unexpected).toBe(0);
-    expect(api.child.exitCode).toBeNull();
-    expect(worker.child.exitCode).toBeNull();
+    expect(api.child.exitCode, api.stderr()).toBeNull();
+    expect(worker.child.exitCode, worker.stderr()).toBeNull();
     // And once it is back, ingest takes events again.
-    const after = await sendStream(() => api.baseUrl!, INGEST_TOKEN, [{ ...setup.events[0]!, id: 'pg-after' }]);
+    const after = await sendStream(() => api.baseUrl!, INGEST_TOKEN, [{ ...setup.events[0]!, id: `${tag}-after` }]);
     expect(after.outcomes).toEqual({ 202: 1 });
   }, scale(120_000, 600_000));
+}
+
+/**
+ * As the processes see a restart: every connection reset, new ones refused, then answers again.
+ * Every other test file shares the real server, so in `npm test` it goes away behind a relay.
+ */
+describe('fault: PostgreSQL goes away mid-stream (connections cut) and comes back', () => {
+  postgresScenario('postgres-outage', 'pg', async () => {
+    const target = new URL(DATABASE_URL);
+    const relay: TcpRelay = await startRelay({ host: target.hostname, port: Number(target.port || 5432) });
+    return { databaseUrl: throughRelay(DATABASE_URL, relay), down: () => relay.cut(), up: () => relay.restore(), close: () => relay.close() };
+  });
+});
+
+/**
+ * The real server stopped and started (pg_ctlcluster): only in `npm run test:faults`, which runs
+ * its files one at a time, since it breaks whatever else uses PostgreSQL meanwhile.
+ */
+describe.runIf(process.env.FAULTS_RESTART_POSTGRES === '1')('fault: PostgreSQL itself restarts mid-stream', () => {
+  postgresScenario('postgres-restart', 'pgrestart', async () => {
+    const run = promisify(execFile);
+    const cluster = ['--skip-systemctl-redirect', readdirSync('/etc/postgresql')[0]!, 'main'];
+    const ready = async () => {
+      for (let i = 0; i < 100; i++) {
+        if (await run('pg_isready', ['-h', '127.0.0.1', '-q']).then(() => true, () => false)) return;
+        await sleep(100);
+      }
+      throw new Error('PostgreSQL did not come back');
+    };
+    return {
+      databaseUrl: DATABASE_URL,
+      down: async () => {
+        await run('pg_ctlcluster', [...cluster, 'stop', '--mode', 'fast']);
+      },
+      up: async () => {
+        await run('pg_ctlcluster', [...cluster, 'start']);
+        await ready();
+      },
+      close: async () => {
+        await run('pg_ctlcluster', [...cluster, 'start']).catch(() => {});
+        await ready();
+      },
+    };
+  });
 });

@@ -36,18 +36,30 @@ export interface StreamSetup {
   recipientsOf(event: { asset: string }): string[];
 }
 
-export async function prepareStream(db: Db, options: { events: number; rules?: number; members?: number; tag: string }): Promise<StreamSetup> {
+export interface StreamOptions {
+  events: number;
+  rules?: number;
+  members?: number;
+  /** Names the events (`<tag>-<i>`), so a scenario's e-mails are its own. */
+  tag: string;
+  timezone?: string;
+  /** Rule k's delivery settings (frequency, delivery_hour, …); instant when not given. */
+  schedule?: (k: number) => Record<string, unknown>;
+}
+
+export async function prepareStream(db: Db, options: StreamOptions): Promise<StreamSetup> {
   const rules = options.rules ?? 20;
   const t = await startTestApp({}, { db });
   let org: TestOrg;
   try {
-    org = await t.createOrg({ memberCount: options.members ?? 10, name: `Faults ${options.tag}` });
+    org = await t.createOrg({ memberCount: options.members ?? 10, name: `Faults ${options.tag}`, timezone: options.timezone });
     for (let k = 0; k < rules; k++) {
       const response = await t.api(org.key, 'POST', '/v1/platform/notification-rules', {
         name: `host ${k}`,
         scope: 'new_open_port_detected',
         strategy: { must: [{ name: 'asset', type: 'eq', value: `host-${k}.example.com` }] },
         members: [org.members[k % org.members.length]!.team_member_uuid, org.members[(k + 1) % org.members.length]!.team_member_uuid],
+        ...options.schedule?.(k),
       });
       if (response.statusCode !== 201) throw new Error(response.body);
     }

@@ -1,6 +1,8 @@
+import { Queue, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { periodContaining } from '@notify/core';
+import { jobIds, QUEUE_NAMES } from '@notify/queues';
 import { createTestDatabase, REDIS_URL } from '../support/database';
 import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
@@ -124,6 +126,46 @@ describe('recovery: downtime, lost Redis work, several processes', () => {
       expect(count(member.email)).toBe(1);
     } finally {
       await workers.stop();
+    }
+  });
+
+  it('sends work still owed whose job already failed for good (a long database outage spent its retries)', async () => {
+    let clock = Date.now();
+    // No scheduler yet: the matches wait.
+    const first = await startPipeline(smtp, { ROLES: 'api,matcher,mailer' }, { db, now: () => new Date(clock) });
+    const org = await first.createOrg();
+    const member = org.members[0]!;
+    await first.createRule(org.key, { name: 'Hourly', scope: 'asset_dns_changed', frequency: 'hourly', members: [member.team_member_uuid] });
+    await first.ingest({ events: [makeEvent(org.id, { scope: 'asset_dns_changed', title: 'Outlived its job' })] });
+    await until('the match', async () => (await db.pool.query(`SELECT count(*)::int AS n FROM matches m JOIN notification_rules r ON r.id = m.rule_id WHERE r.organization_id = $1`, [org.id])).rows[0].n === 1);
+    const { rows } = await db.pool.query<{ rule_id: string; period_key: string; due_at: Date }>(
+      `SELECT m.rule_id, m.period_key, m.due_at FROM matches m JOIN notification_rules r ON r.id = m.rule_id WHERE r.organization_id = $1`,
+      [org.id],
+    );
+    const digest = { ruleId: rows[0]!.rule_id, periodKey: rows[0]!.period_key };
+    await first.stop();
+
+    // The period's digest job ran while the database was away and failed its last try: it stays, failed, under the digest's id.
+    const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    const queue = new Queue(QUEUE_NAMES.digest, { connection, prefix: first.queuePrefix });
+    await queue.add('digest', digest, { jobId: jobIds.digest(digest), attempts: 1 });
+    const failing = new Worker(QUEUE_NAMES.digest, async () => {
+      throw new UnrecoverableError('connect ECONNREFUSED 127.0.0.1:5432');
+    }, { connection, prefix: first.queuePrefix });
+    await until('the failed job', async () => (await queue.getJobState(jobIds.digest(digest))) === 'failed');
+    await failing.close();
+
+    clock = rows[0]!.due_at.getTime() + 1000;
+    const scheduler = await startPipeline(smtp, { ROLES: 'scheduler,mailer', RECONCILE_INTERVAL_MS: '300' }, { db, queuePrefix: first.queuePrefix, now: () => new Date(clock) });
+    try {
+      await until('the digest', () => count(member.email) === 1);
+      await sleep(800);
+      expect(count(member.email)).toBe(1);
+      expect(smtp.received.find((mail) => mail.to.includes(member.email))!.html).toContain('Outlived its job');
+    } finally {
+      await scheduler.stop();
+      await queue.close();
+      connection.disconnect();
     }
   });
 

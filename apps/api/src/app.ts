@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { findPrincipalByKey } from '@notify/db';
@@ -14,6 +15,7 @@ import openapiPlugin from './plugins/openapi';
 import requestIdPlugin, { REQUEST_ID_HEADER } from './plugins/request-id';
 import { serializeRequest } from './request-serializer';
 import { ApplicationErrorBody, GatewayErrorBody } from './schemas/common';
+import { applicationErrors } from './errors/catalog';
 import { adminConsoleRoutes } from './routes/admin/console';
 import { adminOrganizationRuleRoutes } from './routes/admin/organization-rules';
 import { adminPipelineRoutes } from './routes/admin/pipeline';
@@ -58,6 +60,25 @@ export async function buildApp(deps: AppDeps, options: { logger?: FastifyServerO
         .code(notFound ? 404 : 400)
         .type('application/json; charset=utf-8')
         .send({ code: notFound ? 10404 : 10400, details: notFound ? 'Not found.' : error.message, parameters: [], solution: docsUrl } as never);
+    },
+    // What Node's HTTP parser refuses (a URL or headers over 16 KiB, malformed HTTP, a client too slow)
+    // never reaches a route; it still gets a body of decisions §1 and a service-request-id rather than
+    // Fastify's own (found by test/faults/abuse-secrets.test.ts). The error's raw packet holds the
+    // request's headers, keys included: only its code is logged.
+    clientErrorHandler: (error, socket) => {
+      if (error.code === 'ECONNRESET' || socket.destroyed) return;
+      const name = error.code === 'HPE_HEADER_OVERFLOW' ? 'headersTooLarge' : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'requestTimeout' : 'badRequest';
+      const entry = applicationErrors[name];
+      const requestId = randomUUID();
+      const body = JSON.stringify({ code: entry.code, details: entry.details, parameters: [], solution: docsUrl });
+      deps.logger.debug({ request_id: requestId, code: error.code, status: entry.status }, 'client error');
+      if (socket.writable) {
+        socket.write(
+          `HTTP/1.1 ${entry.status} ${STATUS_CODES[entry.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+            `Content-Length: ${Buffer.byteLength(body)}\r\n${REQUEST_ID_HEADER}: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+        );
+      }
+      socket.destroy(error);
     },
     ajv: {
       customOptions: {

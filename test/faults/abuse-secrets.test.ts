@@ -4,6 +4,7 @@
  * key or token reaches a log line at level trace, wherever a client puts it: the apikey header,
  * a bearer, a credential-named query parameter, a cookie, a JSON or form body, a body that is not JSON.
  */
+import { connect, type AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,8 +17,20 @@ const METRICS_TOKEN = 'test-metrics-token-secret-5150';
 const RULES = '/v1/platform/notification-rules';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Writes `head` to a fresh connection and returns whatever comes back before the server closes it. */
+function rawHttp(port: number, head: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(head));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    socket.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' || error.code === 'EPIPE' ? resolve(Buffer.concat(chunks).toString('utf8')) : reject(error)));
+  });
+}
+
 describe('secrets: stored as hashes, never logged (faults)', () => {
   const raw: string[] = [];
+  const rawAnswers: string[] = [];
   let smtp: TestSmtpServer;
   let p: PipelineHarness;
   const keys: string[] = [];
@@ -74,6 +87,18 @@ describe('secrets: stored as hashes, never logged (faults)', () => {
       await send('POST', `/admin/v1/organizations/${org.id}/members`, { authorization: `Bearer ${ADMIN_TOKEN}` }, { email: `${secret}@x`, name: 'x' });
       await send('POST', '/v1/ingest/events', { authorization: `Bearer ${INGEST_TOKEN}` }, { ...makeEvent(org.id), scope: secret, title: secret, url: `https://x.example.com/?apikey=${secret}` });
     }
+    // Requests Node's HTTP parser refuses before any route (headers over 16 KiB, a malformed request),
+    // carrying a key and a token, over a real socket.
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (app.server.address() as AddressInfo).port;
+    for (const head of [
+      `GET ${RULES} HTTP/1.1\r\nHost: x\r\napikey: ${key}\r\nauthorization: Bearer ${ADMIN_TOKEN}\r\nx-padding: ${'p'.repeat(20_000)}\r\n\r\n`,
+      `GET ${RULES}?apikey=${key}&pad=${'p'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+      `GET ${RULES} HTTP/1.1\r\nHost: x\r\napikey: ${key}\r\nauthorization: Bearer ${INGEST_TOKEN}\r\nbroken header line\r\n\r\n`,
+    ]) {
+      requests++;
+      rawAnswers.push(await rawHttp(port, head));
+    }
     // And a request that goes all the way: a rule, an event, an e-mail (the workers log at trace too).
     await p.createRule(key, { name: 'Secrets', scope: 'new_open_port_detected', members: [member] });
     expect((await p.ingest({ events: [makeEvent(org.id)] })).statusCode).toBe(202);
@@ -105,6 +130,19 @@ describe('secrets: stored as hashes, never logged (faults)', () => {
       }
     }
     expect(text.length).toBeGreaterThan(0);
+  });
+
+  it('answers what the HTTP parser refuses with a body of decisions §1 and a service-request-id', () => {
+    expect(rawAnswers).toHaveLength(3);
+    for (const answer of rawAnswers) {
+      const [head, body] = answer.split('\r\n\r\n');
+      expect(head, answer.slice(0, 300)).toMatch(/^HTTP\/1\.1 (431|400) /);
+      expect(head).toMatch(/\r\nservice-request-id: [0-9a-f-]{36}\r\n/i);
+      expect(head).toMatch(/\r\ncontent-type: application\/json; charset=utf-8\r\n/i);
+      const parsed = JSON.parse(body!);
+      expect(Object.keys(parsed).sort()).toEqual(['code', 'details', 'parameters', 'solution']);
+      expect(parsed.code).toBe(10000 + Number(head!.slice(9, 12)));
+    }
   });
 
   it('stores no plaintext key or token in any column of any table', async () => {

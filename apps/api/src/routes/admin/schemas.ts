@@ -40,7 +40,11 @@ export const MemberParams = Type.Object({ org_id: Type.String(), team_member_uui
 export const KeyParams = Type.Object({ org_id: Type.String(), key_id: Type.String() });
 
 export const MemberCreate = Type.Object({
-  email: Type.String({ minLength: 1, maxLength: 320 }),
+  email: Type.String({
+    minLength: 1,
+    maxLength: 320,
+    description: 'One plain ASCII address of at most 254 characters (no display name, no list). Surrounding spaces are trimmed; line breaks and other control characters are refused. Stored lower-cased.',
+  }),
   name: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
 });
 

@@ -110,7 +110,14 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
 
   if (roles.includes('mailer')) {
     transport = options.transport ?? createMailTransport({ smtpUrl: config.mail.smtpUrl, outboxDir: config.mail.outboxDir, maxConnections: config.mail.maxConnections });
-    mailer = { ...pipeline, renderer: await createMailRenderer(), transport, from: config.mail.from, messageIdDomain: messageIdDomain(config.mail.from) };
+    mailer = {
+      ...pipeline,
+      renderer: await createMailRenderer(),
+      transport,
+      from: config.mail.from,
+      messageIdDomain: messageIdDomain(config.mail.from),
+      claimTimeoutMs: config.pipeline.jobLockMs,
+    };
   }
   const mailPause = new OutagePause(1000, config.pipeline.mailOutageMaxPauseMs);
   const processors: ProcessorMap = createProcessors({ pipeline, index, mailer, mailPause });

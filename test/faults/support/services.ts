@@ -76,7 +76,7 @@ export function processEnv(db: Awaited<ReturnType<typeof createTestDatabase>>, o
     SCHEDULER_TICK_MS: '200',
     RECONCILE_INTERVAL_MS: '500',
     RECONCILE_GRACE_MS: '2000',
-    JOB_LOCK_MS: '2000',
+    JOB_LOCK_MS: '4000',
     MAIL_BACKOFF_MS: '200',
     MAIL_ATTEMPTS: '10',
     MAIL_OUTAGE_MAX_PAUSE_MS: '2000',

@@ -1,5 +1,5 @@
 import type { Frequency, Scope, Severity } from '@notify/core';
-import { classifySendError, isServerUnavailable, type MailEvent, type MailRenderer, type MailTransport } from '@notify/mail';
+import { classifySendError, isServerUnavailable, type RenderedMail, type MailEvent, type MailRenderer, type MailTransport } from '@notify/mail';
 import type { PipelineContext } from '../context';
 
 export interface MailerContext extends PipelineContext {
@@ -8,6 +8,12 @@ export interface MailerContext extends PipelineContext {
   from: string;
   /** The domain part of Message-IDs. */
   messageIdDomain: string;
+  /**
+   * A delivery claimed (`sending`) longer ago than this is taken for abandoned by a dead process and
+   * may be claimed again; a younger one is another live mailer's, and is left to it. The job lock's
+   * duration: a dead process's job comes back no sooner. Default 30 s.
+   */
+  claimTimeoutMs?: number;
 }
 
 export type SendOutcome =
@@ -67,39 +73,9 @@ async function untilRecorded(record: () => Promise<unknown>, patienceMs = RECORD
   }
 }
 
-export function messageIdFor(deliveryId: string, domain: string): string {
-  return `<${deliveryId}@${domain}>`;
-}
-
-/**
- * Sends one delivery. Claims it first (pending → sending, attempts + 1), so a
- * delivery already sent or cancelled is never sent again, whichever process or
- * retry asks. The Message-ID is the delivery's own, the same on every attempt.
- * A transient SMTP failure puts it back to pending and throws, for the queue to
- * retry with backoff; `finalAttempt` records it as failed instead. A server that cannot be
- * reached at all is not this message's failure: the delivery goes back to pending with its
- * attempt uncounted, and the caller pauses sending until the server is back.
- */
-export async function sendDelivery(ctx: MailerContext, deliveryId: string, options: { finalAttempt?: boolean } = {}): Promise<SendOutcome> {
-  const { db } = ctx;
-  const { rows } = await db.pool.query<DeliveryRow>(
-    `UPDATE deliveries d SET status = 'sending', attempts = d.attempts + 1, updated_at = now()
-       FROM notification_rules r, organizations o
-      WHERE d.id = $1 AND d.status IN ('pending', 'sending') AND r.id = d.rule_id AND o.id = r.organization_id
-      RETURNING d.id, d.rule_id, d.team_member_id, d.email, d.period_key, d.attempts, d.first_event_at, r.name AS rule_name, r.scope, r.frequency,
-                o.name AS organization_name, o.timezone,
-                (SELECT t.name FROM team_members t WHERE t.id = d.team_member_id) AS member_name`,
-    [deliveryId],
-  );
-  const delivery = rows[0];
-  if (!delivery) return { status: 'skipped', reason: 'already sent, cancelled or failed, or unknown' };
-  if (delivery.team_member_id === null) {
-    await db.pool.query(`UPDATE deliveries SET status = 'cancelled', last_error = $2, updated_at = now() WHERE id = $1`, [deliveryId, 'member removed']);
-    ctx.metrics?.mailFailed('cancelled', true);
-    return { status: 'cancelled', reason: 'member removed' };
-  }
-
-  const { rows: events } = await db.pool.query<EventRow>(
+/** The e-mail of a claimed delivery: its period's events (the newest `EVENTS_PER_MAIL`), rendered. */
+async function composeMail(ctx: MailerContext, delivery: DeliveryRow): Promise<RenderedMail> {
+  const { rows: events } = await ctx.db.pool.query<EventRow>(
     `SELECT e.id, e.scope, e.occurred_at, e.asset, e.asset_type, e.severity, e.tags, e.title, e.summary, e.url, e.data
        FROM matches m JOIN events e ON e.organization_id = m.organization_id AND e.id = m.event_id
       WHERE m.rule_id = $1 AND m.period_key = $2 AND m.status = 'delivered'
@@ -120,7 +96,7 @@ export async function sendDelivery(ctx: MailerContext, deliveryId: string, optio
     url: event.url,
     data: event.data,
   }));
-  const rendered = ctx.renderer.render({
+  return ctx.renderer.render({
     organizationName: delivery.organization_name,
     ruleName: delivery.rule_name,
     scope: delivery.scope,
@@ -130,6 +106,51 @@ export async function sendDelivery(ctx: MailerContext, deliveryId: string, optio
     recipient: { email: delivery.email, name: delivery.member_name },
     events: mailEvents,
   });
+}
+
+export function messageIdFor(deliveryId: string, domain: string): string {
+  return `<${deliveryId}@${domain}>`;
+}
+
+/**
+ * Sends one delivery. Claims it first (pending → sending, attempts + 1), so a
+ * delivery already sent or cancelled is never sent again, and one being sent is
+ * not sent alongside, whichever process or retry asks. The Message-ID is the delivery's own, the same on every attempt.
+ * A transient SMTP failure puts it back to pending and throws, for the queue to
+ * retry with backoff; `finalAttempt` records it as failed instead. A server that cannot be
+ * reached at all is not this message's failure: the delivery goes back to pending with its
+ * attempt uncounted, and the caller pauses sending until the server is back.
+ */
+export async function sendDelivery(ctx: MailerContext, deliveryId: string, options: { finalAttempt?: boolean } = {}): Promise<SendOutcome> {
+  const { db } = ctx;
+  const { rows } = await db.pool.query<DeliveryRow>(
+    `UPDATE deliveries d SET status = 'sending', attempts = d.attempts + 1, updated_at = now()
+       FROM notification_rules r, organizations o
+      WHERE d.id = $1 AND r.id = d.rule_id AND o.id = r.organization_id
+        AND (d.status = 'pending' OR (d.status = 'sending' AND d.updated_at < now() - make_interval(secs => $2::double precision / 1000)))
+      RETURNING d.id, d.rule_id, d.team_member_id, d.email, d.period_key, d.attempts, d.first_event_at, r.name AS rule_name, r.scope, r.frequency,
+                o.name AS organization_name, o.timezone,
+                (SELECT t.name FROM team_members t WHERE t.id = d.team_member_id) AS member_name`,
+    [deliveryId, ctx.claimTimeoutMs ?? 30_000],
+  );
+  const delivery = rows[0];
+  // A delivery still being sent elsewhere is skipped too: should that process have died, the
+  // reconciler asks again once the claim is old enough to be taken for abandoned.
+  if (!delivery) return { status: 'skipped', reason: 'already sent, cancelled or failed, being sent by another mailer, or unknown' };
+  if (delivery.team_member_id === null) {
+    await db.pool.query(`UPDATE deliveries SET status = 'cancelled', last_error = $2, updated_at = now() WHERE id = $1`, [deliveryId, 'member removed']);
+    ctx.metrics?.mailFailed('cancelled', true);
+    return { status: 'cancelled', reason: 'member removed' };
+  }
+
+  let rendered: RenderedMail;
+  try {
+    rendered = await composeMail(ctx, delivery);
+  } catch (error) {
+    // Nothing was sent: the next try may claim it at once.
+    await db.pool.query(`UPDATE deliveries SET status = 'pending', attempts = attempts - 1, updated_at = now() WHERE id = $1 AND status = 'sending'`, [deliveryId]).catch(() => {});
+    throw error;
+  }
   const messageId = messageIdFor(delivery.id, ctx.messageIdDomain);
   let acceptedAt: number;
   try {

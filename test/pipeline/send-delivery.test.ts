@@ -1,0 +1,98 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMailRenderer, createMailTransport, type MailTransport } from '@notify/mail';
+import { deliverPeriod, sendDelivery, type MailerContext } from '@notify/pipeline';
+import { Queues } from '@notify/queues';
+import { createRedis } from '@notify/api';
+import { createTestDatabase, REDIS_URL } from '../support/database';
+import { startRelay, type TcpRelay } from '../support/relay';
+import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
+
+/** sendDelivery against the real database and a real SMTP server: claims, outages, the record. */
+describe('sendDelivery: one send per delivery, whatever asks', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let redis: ReturnType<typeof createRedis>;
+  let smtp: TestSmtpServer;
+  let relay: TcpRelay;
+  let transport: MailTransport;
+  let ctx: MailerContext;
+  const org = randomUUID();
+  const rule = randomUUID();
+  const member = randomUUID();
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    redis = createRedis(REDIS_URL, 'test-send-delivery');
+    // A slow server: a send takes 300 ms, long enough for a second mailer to ask meanwhile.
+    smtp = await startSmtpServer({ acceptDelayMs: 300 });
+    relay = await startRelay({ host: '127.0.0.1', port: smtp.port });
+    transport = createMailTransport({ smtpUrl: `smtp://127.0.0.1:${relay.port}`, outboxDir: 'unused', maxConnections: 2 });
+    ctx = {
+      db,
+      queues: new Queues({ connection: redis, prefix: `test-${randomBytes(4).toString('hex')}` }),
+      now: () => new Date(),
+      instantCoalesceMs: 1000,
+      renderer: await createMailRenderer(),
+      transport,
+      from: 'alerts@notify.test',
+      messageIdDomain: 'notify.test',
+      claimTimeoutMs: 2000,
+    };
+    await db.pool.query(`INSERT INTO organizations (id, name) VALUES ($1, 'o')`, [org]);
+    await db.pool.query(`INSERT INTO team_members (id, organization_id, email) VALUES ($1, $2, 'a@x.example')`, [member, org]);
+    await db.pool.query(`INSERT INTO notification_rules (id, organization_id, name, scope, frequency, delivery_hour) VALUES ($1, $2, 'r', 'asset_dns_changed', 'daily', 9)`, [rule, org]);
+    await db.pool.query(`INSERT INTO notification_rule_members (rule_id, team_member_id) VALUES ($1, $2)`, [rule, member]);
+  });
+  afterAll(async () => {
+    await transport.close();
+    await ctx.queues.close();
+    redis.disconnect();
+    await relay.close();
+    await smtp.close();
+    await db.drop();
+  });
+
+  async function newDelivery(): Promise<string> {
+    const period = `p-${randomBytes(4).toString('hex')}`;
+    const event = `e-${period}`;
+    await db.pool.query(`INSERT INTO events (organization_id, id, scope, occurred_at, asset, title, matched_at) VALUES ($1, $2, 'asset_dns_changed', now(), 'a.example', $3, now())`, [org, event, `title ${period}`]);
+    await db.pool.query(`INSERT INTO matches (rule_id, organization_id, event_id, period_key, due_at) VALUES ($1, $2, $3, $4, now())`, [rule, org, event, period]);
+    const [id] = await deliverPeriod(ctx, rule, period);
+    return id!;
+  }
+  const row = async (id: string) =>
+    (await db.pool.query<{ status: string; attempts: number }>('SELECT status, attempts FROM deliveries WHERE id = $1', [id])).rows[0]!;
+
+  it('sends once when two mailers ask at the same time', async () => {
+    const id = await newDelivery();
+    const before = smtp.received.length;
+    const outcomes = await Promise.all([sendDelivery(ctx, id), sendDelivery(ctx, id)]);
+    expect(outcomes.map((outcome) => outcome.status).sort()).toEqual(['sent', 'skipped']);
+    expect(smtp.received.length - before).toBe(1);
+    expect(await row(id)).toEqual({ status: 'sent', attempts: 1 });
+  });
+
+  it('takes over a claim abandoned by a dead mailer once it is older than the claim timeout', async () => {
+    const id = await newDelivery();
+    // A mailer claimed it and died before sending.
+    await db.pool.query(`UPDATE deliveries SET status = 'sending', attempts = 1, updated_at = now() WHERE id = $1`, [id]);
+    expect((await sendDelivery(ctx, id)).status).toBe('skipped');
+    await db.pool.query(`UPDATE deliveries SET updated_at = now() - interval '3 seconds' WHERE id = $1`, [id]);
+    expect((await sendDelivery(ctx, id)).status).toBe('sent');
+    expect(await row(id)).toEqual({ status: 'sent', attempts: 2 });
+  });
+
+  it('leaves the delivery pending, its attempt uncounted, while the SMTP server cannot be reached', async () => {
+    const id = await newDelivery();
+    await relay.cut();
+    try {
+      const outcome = await sendDelivery(ctx, id);
+      expect(outcome).toMatchObject({ status: 'failed', unavailable: true, permanent: false });
+      expect(await row(id)).toEqual({ status: 'pending', attempts: 0 });
+    } finally {
+      await relay.restore();
+    }
+    expect((await sendDelivery(ctx, id)).status).toBe('sent');
+    expect(await row(id)).toEqual({ status: 'sent', attempts: 1 });
+  });
+});

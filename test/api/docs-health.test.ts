@@ -78,7 +78,12 @@ describe('health', () => {
 describe('server errors', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp({}, {
+      // An error that even describing fails on (its validation list is not a list).
+      beforeReady: (app) => app.get('/test/indescribable', async () => {
+        throw Object.assign(new Error('odd'), { validation: 42, validationContext: 'body' });
+      }),
+    });
   });
   afterAll(async () => t.close());
 
@@ -103,5 +108,12 @@ describe('server errors', () => {
     } finally {
       t.deps.db.pool.query = original as never;
     }
+  });
+
+  it('answers with a §1 body even when describing the error fails', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/test/indescribable' });
+    expect(response.statusCode).toBe(500);
+    expect(response.json()).toMatchObject({ code: 10500, parameters: [] });
+    expect(response.headers['service-request-id']).toBeDefined();
   });
 });

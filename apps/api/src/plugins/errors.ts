@@ -40,7 +40,7 @@ async function errorsPlugin(app: FastifyInstance, options: ErrorPluginOptions): 
   const send = (reply: FastifyReply, name: ApplicationErrorName, details?: string | null, parameters?: FieldIssue[]) =>
     reply.code(applicationErrors[name].status).type('application/json; charset=utf-8').send(applicationBody(name, docsUrl, details, parameters));
 
-  app.setErrorHandler((error: FastifyError, request, reply) => {
+  const handle = (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     if (error instanceof GatewayError) return sendGateway(reply, request, error);
     if (error.validation) {
       const deferred = request.routeOptions.config?.deferRequired ?? [];
@@ -65,6 +65,15 @@ async function errorsPlugin(app: FastifyInstance, options: ErrorPluginOptions): 
     request.log.error({ err: error }, 'unhandled error');
     const unavailable = /ECONNREFUSED|ETIMEDOUT|Connection terminated|connect ECONN|Can't reach database/i.test(String(error.message));
     return send(reply, unavailable ? 'unavailable' : 'internal');
+  };
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    try {
+      return handle(error, request, reply);
+    } catch (failure) {
+      // Describing the error failed (an input too strange to describe): still a §1 body, never Fastify's own.
+      request.log.error({ err: failure }, 'error handler failed');
+      return send(reply, 'internal');
+    }
   });
 
   app.setNotFoundHandler((request, reply) => sendGateway(reply, request, new GatewayError('noRoute')));

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Conflict, NotFound, ValidationFailed, type FieldIssue } from '@notify/core';
+import { isDatabaseUnavailable } from '@notify/db';
 import { ApplicationError, applicationErrors, GatewayError, gatewayErrors, type ApplicationErrorName } from '../errors/catalog';
 import { schemaErrorsToIssues, type SchemaError } from '../errors/validation-messages';
 
@@ -34,6 +35,11 @@ const FASTIFY_CODES: Record<string, ApplicationErrorName> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'badRequest',
 };
 
+/** ioredis giving up on a command: Redis is away (the connection closed, or retries ran out). */
+function isRedisUnavailable(error: FastifyError): boolean {
+  return error.name === 'MaxRetriesPerRequestError' || /Connection is closed|Stream isn't writeable|connect ECONNREFUSED/.test(String(error.message));
+}
+
 /** One place that turns any thrown error into the bodies of product decisions §1. */
 async function errorsPlugin(app: FastifyInstance, options: ErrorPluginOptions): Promise<void> {
   const { docsUrl } = options;
@@ -63,8 +69,7 @@ async function errorsPlugin(app: FastifyInstance, options: ErrorPluginOptions): 
     }
     // Never a stack trace or SQL in a body: the details stay in the log, under this request's id.
     request.log.error({ err: error }, 'unhandled error');
-    const unavailable = /ECONNREFUSED|ETIMEDOUT|Connection terminated|connect ECONN|Can't reach database/i.test(String(error.message));
-    return send(reply, unavailable ? 'unavailable' : 'internal');
+    return send(reply, isDatabaseUnavailable(error) || isRedisUnavailable(error) ? 'unavailable' : 'internal');
   };
   app.setErrorHandler((error: FastifyError, request, reply) => {
     try {

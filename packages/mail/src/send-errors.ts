@@ -18,7 +18,11 @@ export class PermanentMailError extends Error {
   }
 }
 
-const TRANSIENT_CODES = new Set([
+/**
+ * Connection-level codes: the server could not be reached or talked to at all, so every other
+ * message would fail the same way. Credentials and TLS count too (the server's configuration).
+ */
+const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
   'ECONNABORTED',
@@ -32,15 +36,13 @@ const TRANSIENT_CODES = new Set([
   'ECONNECTION',
   'EDNS',
   'ETLS',
-  'EPROTOCOL',
-  'EMAXLIMIT',
-  'EABORT',
   'EPROXY',
-  // Credentials and TLS are the server's configuration, not this message's fault: a permanent
-  // verdict would throw away every e-mail until an operator fixes it, a retry delivers them after.
   'EAUTH',
   'ENOAUTH',
 ]);
+
+/** Worth another try: the server could not be reached, or the conversation broke off. */
+const TRANSIENT_CODES = new Set([...UNAVAILABLE_CODES, 'EPROTOCOL', 'EMAXLIMIT', 'EABORT']);
 
 const PERMANENT_CODES = new Set(['EENVELOPE', 'EMESSAGE', 'EMAXRECIPIENTS']);
 
@@ -71,28 +73,7 @@ export function classifySendError(error: unknown): SendErrorKind {
   return 'transient';
 }
 
-/**
- * Connection-level codes: the server could not be reached or talked to at all, so every other
- * message would fail the same way. Credentials and TLS count too (the server's configuration).
- */
-const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ECONNABORTED',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ESOCKET',
-  'ECONNECTION',
-  'EDNS',
-  'ETLS',
-  'EPROXY',
-  'EAUTH',
-  'ENOAUTH',
-]);
+
 
 /**
  * Whether a failed send says the SMTP server is unavailable (refused, unreachable, timed out,

@@ -134,7 +134,6 @@ export async function buildApp(deps: AppDeps, options: { logger?: FastifyServerO
     keyCache,
     redis: deps.redis,
     prefix: config.queuePrefix,
-    rateLimitSyncMs: config.rateLimitSyncMs,
     adminToken: config.adminToken,
     ingestTokens: config.ingestTokens,
   });

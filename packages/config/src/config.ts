@@ -42,8 +42,6 @@ const authSchema = z.object({
   METRICS_TOKEN: optionalSecret,
   /** How long a validated API key may be trusted without asking the database. */
   API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(1000).default(1000),
-  /** Rate-limit counters settle with Redis this often; 0 asks Redis on every request. */
-  RATE_LIMIT_SYNC_MS: z.coerce.number().int().min(0).max(1000).default(50),
 });
 
 const mailSchema = z.object({
@@ -128,7 +126,6 @@ export interface Config {
   /** Bearer token for /metrics besides the admin token. */
   metricsToken: string | undefined;
   apiKeyCacheMs: number;
-  rateLimitSyncMs: number;
   mail: { smtpUrl: string | undefined; from: string; outboxDir: string; maxConnections: number; attempts: number; backoffMs: number };
   roles: Role[];
   pipeline: {
@@ -195,7 +192,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ingestTokens: auth.INGEST_TOKEN,
     metricsToken: auth.METRICS_TOKEN,
     apiKeyCacheMs: auth.API_KEY_CACHE_MS,
-    rateLimitSyncMs: auth.RATE_LIMIT_SYNC_MS,
     mail: {
       smtpUrl: mail.SMTP_URL,
       from: mail.MAIL_FROM,

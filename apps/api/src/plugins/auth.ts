@@ -7,7 +7,7 @@ import { isWellFormedApiKey } from '@notify/core';
 import type { KeyPrincipal, PlanGroup } from '@notify/db';
 import { GatewayError } from '../errors/catalog';
 import type { KeyCache } from './key-cache';
-import { SyncedRateLimitCounters, syncedStore } from './synced-rate-limit-store';
+import { LeasedRateLimitCounters, leasedStore } from './leased-rate-limit-store';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -29,7 +29,6 @@ export interface AuthPluginOptions {
   /** Redis key prefix of the counters. */
   prefix: string;
   /** 0: one Redis call per request; otherwise counters settle with Redis this often. */
-  rateLimitSyncMs: number;
   adminToken: string | undefined;
   ingestTokens: string[];
 }
@@ -60,20 +59,11 @@ function monthOf(now: Date): string {
 async function authPlugin(app: FastifyInstance, options: AuthPluginOptions): Promise<void> {
   app.decorateRequest('principal', null);
 
-  // The plugin's Redis store keeps the counters, so every instance shares them.
-  // A Redis outage lets requests through rather than failing the API with it.
-  // Per-second and per-minute counts settle with Redis every few milliseconds (one
-  // call for all keys); quota counts go to Redis on every call, so a quota is never overrun.
-  const counters =
-    options.rateLimitSyncMs > 0
-      ? new SyncedRateLimitCounters({ redis: options.redis, prefix: `${options.prefix}:rl:`, syncMs: options.rateLimitSyncMs, exact: (key) => key.includes(':q:') })
-      : undefined;
-  if (counters) app.addHook('onClose', async () => counters.close());
-  await app.register(rateLimit, {
-    global: false,
-    ...(counters ? { store: syncedStore(counters) as never } : { redis: options.redis, nameSpace: `${options.prefix}:rl:` }),
-    skipOnError: true,
-  });
+  // Limits hold across every instance: each leases tokens of a key's window from Redis and spends
+  // them locally (leased-rate-limit-store.ts); quota keys lease one token at a time, so a quota is
+  // exact. A Redis outage lets requests through on local counting rather than failing the API.
+  const counters = new LeasedRateLimitCounters({ redis: options.redis, prefix: `${options.prefix}:rl:`, exact: (key) => key.includes(':q:') });
+  await app.register(rateLimit, { global: false, store: leasedStore(counters) as never, skipOnError: true });
   const principalOf = (request: FastifyRequest) => request.principal as KeyPrincipal;
   const perSecond = app.createRateLimit({
     keyGenerator: (request) => `${principalOf(request).keyId}:s`,

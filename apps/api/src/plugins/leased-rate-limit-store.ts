@@ -4,7 +4,8 @@ import type { Redis } from 'ioredis';
  * A store for @fastify/rate-limit whose limits hold exactly across any number of instances
  * without a Redis call per request. Each instance leases tokens of a key's window from Redis (one
  * script call that never grants past the limit) and spends them locally; when its lease runs out
- * it leases again, doubling the lease while requests keep coming, up to `LEASE_SHARE` of the limit.
+ * it leases again (ahead of time, when a quarter of the last lease is left), doubling the lease while
+ * requests keep coming, up to `LEASE_SHARE` of the limit.
  * So the instances together never let more than the limit through; what one instance holds unspent
  * when the others reach the limit (at most `LEASE_SHARE` of it each) is the price. A key with a
  * small limit leases one token at a time, that is, it asks Redis on every request.
@@ -76,7 +77,8 @@ export class LeasedRateLimitCounters {
         window.waiting.push(callback);
         return;
       }
-      window = { endsAt: now + timeWindow, timeWindow, max, tokens: 0, shared: 0, lease: 1, waiting: [], leasing: false, offline: 0 };
+      // A key busy in its last window is likely busy in this one: its lease size carries over.
+      window = { endsAt: now + timeWindow, timeWindow, max, tokens: 0, shared: 0, lease: window?.lease ?? 1, waiting: [], leasing: false, offline: 0 };
       this.windows.set(key, window);
       this.forgetEnded(now);
     }
@@ -84,6 +86,8 @@ export class LeasedRateLimitCounters {
     if (window.tokens > 0) {
       window.tokens--;
       callback(null, { current: window.shared - window.tokens, ttl: window.endsAt - now });
+      // Lease the next tokens before these run out, so a busy key's requests never wait for Redis.
+      if (window.lease >= 4 && window.tokens < window.lease / 4 && !window.leasing) void this.leaseFor(key, window);
       return;
     }
     window.waiting.push(callback);

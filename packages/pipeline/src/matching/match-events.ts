@@ -1,8 +1,12 @@
-import { periodContaining, type MatchableEvent, type Scope, type Severity } from '@notify/core';
+import type { MatchableEvent, Scope, Severity } from '@notify/core';
 import { withTransaction } from '@notify/db';
 import type { PipelineContext } from '../context';
 import type { IndexedRule, RuleIndex } from '../rules/rule-index';
 import { deliverNow } from '../delivery/deliver-now';
+import { PeriodCache } from './period-cache';
+
+/** Per process: a period stays right until it ends, whichever job asks. */
+const periods = new PeriodCache();
 
 interface EventRow {
   organization_id: string;
@@ -80,19 +84,9 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
 
     const matches: NewMatch[] = [];
     const instant = candidates.filter((candidate) => candidate.rule.frequency === 'instant');
-    // Thousands of rules share a handful of schedules: the period maths runs once per schedule per job.
-    const periods = new Map<string, ReturnType<typeof periodContaining>>();
     for (const { rule, event } of candidates) {
       if (rule.frequency === 'instant') continue;
-      const scheduleKey = `${rule.frequency}|${rule.deliveryHour}|${rule.deliveryDayOfWeek}|${rule.timeZone}`;
-      let period = periods.get(scheduleKey);
-      if (!period) {
-        period = periodContaining(
-          { frequency: rule.frequency, deliveryHour: rule.deliveryHour, deliveryDayOfWeek: rule.deliveryDayOfWeek, timeZone: rule.timeZone },
-          now,
-        );
-        periods.set(scheduleKey, period);
-      }
+      const period = periods.containing(rule, now);
       matches.push({ ruleId: rule.id, organizationId: event.organization_id, eventId: event.id, periodKey: period.key, dueAt: period.dueAt });
     }
     if (instant.length) {

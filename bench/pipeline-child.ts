@@ -25,7 +25,7 @@ import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import nodemailer from 'nodemailer';
 import { SCOPES } from '@notify/core';
-import { createMailRenderer, type MailEvent } from '@notify/mail';
+import { createMailRenderer, messageOptions, type MailEvent } from '@notify/mail';
 import { LOCK_DURATION_MS } from '@notify/queues';
 import { startProcess, type RunningProcess } from '../apps/server/src/process';
 
@@ -182,14 +182,17 @@ async function runMail(): Promise<Mode> {
         while (next < count) {
           const i = next++;
           try {
-            await transporter.sendMail({
-              from,
-              to: `b${i}@baseline.bench.example.com`,
-              subject: rendered.subject,
-              html: rendered.html,
-              text: rendered.text,
-              messageId: `<baseline-${i}-${now}@notify.bench>`,
-            });
+            // The message exactly as @notify/mail hands it to nodemailer.
+            await transporter.sendMail(
+              messageOptions({
+                from,
+                to: `b${i}@baseline.bench.example.com`,
+                subject: rendered.subject,
+                html: rendered.html,
+                text: rendered.text,
+                messageId: `<baseline-${i}-${now}@notify.bench>`,
+              }),
+            );
             completed++;
           } catch (error) {
             failed++;

@@ -2,6 +2,7 @@ export type { MailContent, MailEvent, MailRenderer, RenderedMail } from './mail-
 export { createMailRenderer } from './renderer';
 export { scopeLabel } from './scope-labels';
 export type { MailTransport, OutgoingMail, SendResult } from './outgoing-mail';
+export { messageOptions } from './outgoing-mail';
 export { createMailTransport } from './create-transport';
 export type { MailTransportOptions } from './create-transport';
 export { classifySendError, isServerUnavailable, PermanentMailError, TransientMailError } from './send-errors';

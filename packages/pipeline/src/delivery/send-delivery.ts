@@ -41,12 +41,15 @@ interface DeliveryRow {
   organization_name: string;
   timezone: string;
   member_name: string | null;
+  /** The period's events (the newest `EVENTS_PER_MAIL`), read in the claiming statement. */
+  events: EventRow[];
 }
 
+/** As json_build_object gives it: the time as text. */
 interface EventRow {
   id: string;
   scope: Scope;
-  occurred_at: Date;
+  occurred_at: string;
   asset: string;
   asset_type: string | null;
   severity: Severity | null;
@@ -73,20 +76,12 @@ async function untilRecorded(record: () => Promise<unknown>, patienceMs = RECORD
   }
 }
 
-/** The e-mail of a claimed delivery: its period's events (the newest `EVENTS_PER_MAIL`), rendered. */
-async function composeMail(ctx: MailerContext, delivery: DeliveryRow): Promise<RenderedMail> {
-  const { rows: events } = await ctx.db.pool.query<EventRow>(
-    `SELECT e.id, e.scope, e.occurred_at, e.asset, e.asset_type, e.severity, e.tags, e.title, e.summary, e.url, e.data
-       FROM matches m JOIN events e ON e.organization_id = m.organization_id AND e.id = m.event_id
-      WHERE m.rule_id = $1 AND m.period_key = $2 AND m.status = 'delivered'
-      ORDER BY e.occurred_at DESC, e.id
-      LIMIT $3`,
-    [delivery.rule_id, delivery.period_key, EVENTS_PER_MAIL],
-  );
-  const mailEvents: MailEvent[] = events.map((event) => ({
+/** The e-mail of a claimed delivery, rendered. */
+function composeMail(ctx: MailerContext, delivery: DeliveryRow): RenderedMail {
+  const mailEvents: MailEvent[] = delivery.events.map((event) => ({
     id: event.id,
     scope: event.scope,
-    occurredAt: event.occurred_at,
+    occurredAt: new Date(event.occurred_at),
     asset: event.asset,
     assetType: event.asset_type,
     severity: event.severity,
@@ -123,15 +118,28 @@ export function messageIdFor(deliveryId: string, domain: string): string {
  */
 export async function sendDelivery(ctx: MailerContext, deliveryId: string, options: { finalAttempt?: boolean } = {}): Promise<SendOutcome> {
   const { db } = ctx;
+  // One round trip: the claim and, for the claimed delivery only, its period's events.
   const { rows } = await db.pool.query<DeliveryRow>(
-    `UPDATE deliveries d SET status = 'sending', attempts = d.attempts + 1, updated_at = now()
-       FROM notification_rules r, organizations o
-      WHERE d.id = $1 AND r.id = d.rule_id AND o.id = r.organization_id
-        AND (d.status = 'pending' OR (d.status = 'sending' AND d.updated_at < now() - make_interval(secs => $2::double precision / 1000)))
-      RETURNING d.id, d.rule_id, d.team_member_id, d.email, d.period_key, d.attempts, d.first_event_at, r.name AS rule_name, r.scope, r.frequency,
-                o.name AS organization_name, o.timezone,
-                (SELECT t.name FROM team_members t WHERE t.id = d.team_member_id) AS member_name`,
-    [deliveryId, ctx.claimTimeoutMs ?? 30_000],
+    `WITH claimed AS (
+       UPDATE deliveries d SET status = 'sending', attempts = d.attempts + 1, updated_at = now()
+         FROM notification_rules r, organizations o
+        WHERE d.id = $1 AND r.id = d.rule_id AND o.id = r.organization_id
+          AND (d.status = 'pending' OR (d.status = 'sending' AND d.updated_at < now() - make_interval(secs => $2::double precision / 1000)))
+        RETURNING d.id, d.rule_id, d.team_member_id, d.email, d.period_key, d.attempts, d.first_event_at, r.name AS rule_name, r.scope, r.frequency,
+                  o.name AS organization_name, o.timezone,
+                  (SELECT t.name FROM team_members t WHERE t.id = d.team_member_id) AS member_name
+     )
+     SELECT c.*, COALESCE(
+              (SELECT json_agg(json_build_object('id', e.id, 'scope', e.scope, 'occurred_at', e.occurred_at, 'asset', e.asset, 'asset_type', e.asset_type,
+                                                 'severity', e.severity, 'tags', e.tags, 'title', e.title, 'summary', e.summary, 'url', e.url, 'data', e.data)
+                               ORDER BY e.occurred_at DESC, e.id)
+                 FROM (SELECT e.* FROM matches m JOIN events e ON e.organization_id = m.organization_id AND e.id = m.event_id
+                        WHERE m.rule_id = c.rule_id AND m.period_key = c.period_key AND m.status = 'delivered'
+                        ORDER BY e.occurred_at DESC, e.id
+                        LIMIT $3) e),
+              '[]'::json) AS events
+       FROM claimed c`,
+    [deliveryId, ctx.claimTimeoutMs ?? 30_000, EVENTS_PER_MAIL],
   );
   const delivery = rows[0];
   // A delivery still being sent elsewhere is skipped too: should that process have died, the
@@ -145,7 +153,7 @@ export async function sendDelivery(ctx: MailerContext, deliveryId: string, optio
 
   let rendered: RenderedMail;
   try {
-    rendered = await composeMail(ctx, delivery);
+    rendered = composeMail(ctx, delivery);
   } catch (error) {
     // Nothing was sent: the next try may claim it at once.
     await db.pool.query(`UPDATE deliveries SET status = 'pending', attempts = attempts - 1, updated_at = now() WHERE id = $1 AND status = 'sending'`, [deliveryId]).catch(() => {});

@@ -70,3 +70,26 @@ describe('LeasedRateLimitCounters (against Redis)', () => {
     away.disconnect();
   });
 });
+
+describe('LeasedRateLimitCounters memory', () => {
+  it('forgets the windows of idle keys, sweeping at most once a second', async () => {
+    const redis = new Redis(REDIS_URL);
+    try {
+      const counters = new LeasedRateLimitCounters({ redis, prefix: `test-lease-${randomBytes(4).toString('hex')}:` });
+      const windows = (counters as unknown as { windows: Map<string, unknown> }).windows;
+      const t0 = Date.now();
+      const count = (key: string, now: number) => new Promise<void>((resolve) => counters.incr(key, 100, 10, () => resolve(), now));
+      for (let i = 0; i < 1100; i++) await count(`idle-${i}`, t0);
+      expect(windows.size).toBe(1100);
+      // Later, once those windows have ended: one new key sweeps them away.
+      await count('fresh-1', t0 + 5000);
+      expect(windows.size).toBe(1);
+      // Within the second after a sweep, nothing is swept again.
+      for (let i = 0; i < 1100; i++) await count(`idle2-${i}`, t0 + 5001);
+      await count('fresh-2', t0 + 5500);
+      expect(windows.size).toBe(1102);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});

@@ -59,6 +59,7 @@ export interface LeasedStoreOptions {
 
 export class LeasedRateLimitCounters {
   private readonly windows = new Map<string, Window>();
+  private nextSweepAt = 0;
   private readonly redis: { notifyLease(key: string, want: number, max: number, window: number): Promise<[number, number, number]> };
 
   constructor(private readonly options: LeasedStoreOptions) {
@@ -131,9 +132,13 @@ export class LeasedRateLimitCounters {
     if (window.waiting.length) void this.leaseFor(key, window);
   }
 
-  /** Drops windows that have ended and have nothing under way, so idle keys cost no memory. */
+  /**
+   * Drops windows that have ended and have nothing under way, so idle keys cost no memory. At most
+   * once a second: with thousands of busy keys a window starts somewhere on nearly every request.
+   */
   private forgetEnded(now: number): void {
-    if (this.windows.size < 1024) return;
+    if (this.windows.size < 1024 || now < this.nextSweepAt) return;
+    this.nextSweepAt = now + 1000;
     for (const [key, window] of this.windows) if (now >= window.endsAt && !window.leasing) this.windows.delete(key);
   }
 }

@@ -40,3 +40,15 @@ export function mergeIssues(issues: readonly FieldIssue[]): FieldIssue[] {
   }
   return [...byParam.values()];
 }
+
+/**
+ * An error and the errors it wraps (`cause`), outermost first, as plain records: libraries wrap
+ * the error that says what really happened (a socket's code, a server's answer) in their own.
+ */
+export function* causeChain(error: unknown, maxDepth = 5): Generator<Record<string, unknown>> {
+  let current = error;
+  for (let depth = 0; depth < maxDepth && typeof current === 'object' && current !== null; depth++) {
+    yield current as Record<string, unknown>;
+    current = (current as { cause?: unknown }).cause;
+  }
+}

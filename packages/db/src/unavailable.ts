@@ -1,3 +1,5 @@
+import { causeChain } from '@notify/core';
+
 /** Node socket codes that mean the database could not be reached or the connection broke. */
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 
@@ -18,11 +20,9 @@ const MESSAGES = /Connection terminated|Can't reach database|server closed the c
  * worth a 503 and a retry, not a 500. Follows `cause` chains (Prisma's adapter wraps pg's errors).
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
-  for (let current = error, depth = 0; typeof current === 'object' && current !== null && depth < 5; depth++) {
-    const { code, message, cause } = current as { code?: unknown; message?: unknown; cause?: unknown };
+  for (const { code, message } of causeChain(error)) {
     if (typeof code === 'string' && (SOCKET_CODES.has(code) || UNAVAILABLE_STATES.test(code) || PRISMA_CODES.has(code))) return true;
     if (typeof message === 'string' && MESSAGES.test(message)) return true;
-    current = cause;
   }
   return false;
 }

@@ -1,3 +1,4 @@
+import { causeChain } from '@notify/core';
 export type SendErrorKind = 'transient' | 'permanent';
 
 /** Worth retrying later: the server or the network said "not now". */
@@ -59,6 +60,7 @@ export function classifySendError(error: unknown): SendErrorKind {
   if (typeof error !== 'object' || error === null) return 'transient';
   const code = field(error, 'code');
   const responseCode = field(error, 'responseCode');
+  // Before the reply code: a refused login (535) is the server's configuration, not this message's fault.
   if (typeof code === 'string' && (code === 'EAUTH' || code === 'ENOAUTH')) return 'transient';
   if (typeof responseCode === 'number') {
     if (responseCode >= 400 && responseCode < 500) return 'transient';
@@ -81,13 +83,10 @@ export function classifySendError(error: unknown): SendErrorKind {
  * outage is no reason to spend the message's retries: the mailer pauses instead.
  */
 export function isServerUnavailable(error: unknown): boolean {
-  for (let current = error, depth = 0; typeof current === 'object' && current !== null && depth < 5; current = field(current, 'cause'), depth++) {
-    if (field(current, 'responseCode') === 421) return true;
-    if (typeof field(current, 'responseCode') === 'number') return false;
-    for (const key of ['originalCode', 'code']) {
-      const code = field(current, key);
-      if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
-    }
+  for (const current of causeChain(error)) {
+    if (current.responseCode === 421) return true;
+    if (typeof current.responseCode === 'number') return false;
+    for (const code of [current.originalCode, current.code]) if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
   }
   return false;
 }

@@ -195,6 +195,7 @@ describe('POST /v1/ingest/events (decisions §5)', () => {
       ['id over 128', { id: 'i'.repeat(129) }, 'id', 'Ensure this field has no more than 128 characters.'],
       ['id with a control character', { id: 'a\u0001b' }, 'id', 'Control characters are not allowed.'],
       ['id with a line break', { id: 'a\nb' }, 'id', 'Control characters are not allowed.'],
+      ['title with a Unicode line separator', { title: 'a\u2028b' }, 'title', 'Control characters are not allowed.'],
       ['id a number', { id: 42 }, 'id', 'Not a valid string.'],
       ['organization_id missing', { organization_id: undefined }, 'organization_id', 'This field is required.'],
       ['organization_id not a UUID', { organization_id: 'org-1' }, 'organization_id', 'Must be a valid UUID.'],

@@ -1,5 +1,6 @@
 export * from './scopes';
 export * from './errors';
+export { hasControlCharacter } from './text';
 export * from './messages';
 export * from './ids';
 export * from './api-keys';

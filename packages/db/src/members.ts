@@ -1,4 +1,4 @@
-import { Conflict, isUuid, isValidEmail, messages, normalizeEmail, NotFound, ValidationFailed, type FieldIssue } from '@notify/core';
+import { Conflict, hasControlCharacter, isUuid, isValidEmail, messages, normalizeEmail, NotFound, ValidationFailed, type FieldIssue } from '@notify/core';
 import type { Database } from './client';
 import { pgCode, PG } from './errors';
 import { getOrganization } from './organizations';
@@ -11,9 +11,6 @@ export interface TeamMember {
   createdAt: Date;
 }
 
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const CONTROL_CHARACTER = /[\u0000-\u001F\u007F-\u009F\u2028\u2029]/;
-
 export interface MemberInput {
   email: string;
   name?: string | null;
@@ -25,7 +22,7 @@ export async function addMember(db: Database, organizationId: string, input: Mem
   if (!input.email) issues.push({ param: 'email', details: [messages.required] });
   // Spaces around an address are trimmed, but a line break or other control character is refused
   // rather than trimmed away: it is what a header injection looks like (test/faults/abuse-email.test.ts).
-  else if (CONTROL_CHARACTER.test(input.email) || !isValidEmail(email)) issues.push({ param: 'email', details: [messages.email] });
+  else if (hasControlCharacter(input.email) || !isValidEmail(email)) issues.push({ param: 'email', details: [messages.email] });
   const name = input.name?.trim() || null;
   if (name && (name.length > 255 || /[\r\n\0]/.test(name))) {
     issues.push({ param: 'name', details: [name.length > 255 ? messages.maxLength(255) : 'Line breaks are not allowed.'] });

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { MailContent, MailRenderer } from './mail-content';
 import { createMailRenderer } from './renderer';
-import { hasControlCharacter } from './sanitize';
+import { hasControlCharacter } from '@notify/core';
 import { hrefs, makeContent, makeEvent, visibleText } from './testing/fixtures';
 
 let renderer: MailRenderer;

@@ -1,5 +1,4 @@
-import { isValidEmail } from '@notify/core';
-import { hasControlCharacter } from './sanitize';
+import { hasControlCharacter, isValidEmail } from '@notify/core';
 import { PermanentMailError } from './send-errors';
 
 export interface OutgoingMail {

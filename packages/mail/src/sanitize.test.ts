@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { hasControlCharacter, httpUrl, multiLine, singleLine, truncate } from './sanitize';
+import { hasControlCharacter } from '@notify/core';
+import { httpUrl, multiLine, singleLine, truncate } from './sanitize';
 
 describe('sanitize', () => {
   it('makes one line of anything, without controls, separators or bidi overrides', () => {

@@ -5,15 +5,6 @@ const UNSAFE_ONE_LINE = /[\u0000-\u001F\u007F-\u009F\u2028\u2029\u202A-\u202E\u2
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const UNSAFE_MULTI_LINE = /[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u2028\u2029\u202A-\u202E\u2066-\u2069]+/g;
 
-/** True when the value holds a C0 control (CR, LF, NUL…) or DEL, anything that could end a header line. */
-export function hasControlCharacter(value: string): boolean {
-  for (let i = 0; i < value.length; i += 1) {
-    const code = value.charCodeAt(i);
-    if (code < 0x20 || code === 0x7f) return true;
-  }
-  return false;
-}
-
 /** One line of text: every control or separator becomes a space, runs of spaces collapse. */
 export function singleLine(value: string, maxLength: number): string {
   return truncate(value.replace(UNSAFE_ONE_LINE, ' ').replace(/ {2,}/g, ' ').trim(), maxLength);

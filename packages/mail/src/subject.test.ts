@@ -1,6 +1,5 @@
-import { FREQUENCIES } from '@notify/core';
+import { FREQUENCIES, hasControlCharacter } from '@notify/core';
 import { describe, expect, it } from 'vitest';
-import { hasControlCharacter } from './sanitize';
 import { buildSubject, MAX_SUBJECT_LENGTH } from './subject';
 import { makeContent, makeEvent } from './testing/fixtures';
 

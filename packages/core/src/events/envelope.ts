@@ -2,6 +2,7 @@ import { SCOPES, SEVERITIES, type Scope, type Severity } from '../scopes';
 import { jsonTypeName, messages } from '../messages';
 import { ValidationFailed, type FieldIssue } from '../errors';
 import { isUuid } from '../ids';
+import { hasControlCharacter } from '../text';
 import { parseIsoDateTime } from '../rules/list-query';
 import { isPlainObject, ownValue } from '../conditions/json';
 
@@ -85,16 +86,6 @@ export function eventParam(shape: IngestShape, index: number, field: string): st
   return shape === 'single' ? field : `events[${index}].${field}`;
 }
 
-/** C0 and C1 control characters (U+0000-U+001F, U+007F-U+009F); `multiline` lets tab, LF and CR through. */
-function hasControlCharacter(text: string, multiline: boolean): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code >= 0x20 && (code < 0x7f || code > 0x9f)) continue;
-    if (multiline && (code === 0x09 || code === 0x0a || code === 0x0d)) continue;
-    return true;
-  }
-  return false;
-}
 const LONE_SURROGATE = /\p{Cs}/u;
 
 /** Length in code points: what PostgreSQL counts, and what a user calls characters. */
@@ -141,7 +132,7 @@ function checkText(value: unknown, rule: TextRule): Checked<string> {
   if (typeof value !== 'string') return fail(messages.string);
   const bad = unstorable(value);
   if (bad) return fail(bad);
-  if (hasControlCharacter(value, rule.multiline === true)) return fail(ingestMessages.controlCharacters);
+  if (hasControlCharacter(value, { multiline: rule.multiline === true })) return fail(ingestMessages.controlCharacters);
   const text = rule.verbatim ? value : value.trim();
   if (text.trim() === '') return fail(messages.notBlank);
   if (exceeds(text, rule.max)) return fail(messages.maxLength(rule.max));

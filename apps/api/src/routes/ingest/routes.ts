@@ -24,8 +24,8 @@ again is harmless and counts in \`duplicates\` (as do repeats within one batch, 
 Limits: \`id\` 1–${INGEST_LIMITS.idMaxLength} characters, \`asset\` 1–${INGEST_LIMITS.assetMaxLength}, \`asset_type\` up to ${INGEST_LIMITS.assetTypeMaxLength},
 \`title\` 1–${INGEST_LIMITS.titleMaxLength}, \`summary\` up to ${INGEST_LIMITS.summaryMaxLength}, \`url\` up to ${INGEST_LIMITS.urlMaxLength} (absolute http or https),
 \`tags\` up to ${INGEST_LIMITS.maxTags} of 1–${INGEST_LIMITS.tagMaxLength} characters, \`data\` a JSON object of at most ${INGEST_LIMITS.dataMaxBytes} bytes
-and ${INGEST_LIMITS.dataMaxDepth} levels. Text is trimmed (except \`id\`); single-line fields may not contain control characters,
-and no text may contain NUL characters.`;
+and ${INGEST_LIMITS.dataMaxDepth} levels. Text is trimmed (except \`id\`); single-line fields may not contain control characters
+(C0, DEL, C1) or the line separators U+2028 and U+2029; \`summary\` may hold tabs and line breaks but no other control character.`;
 
 export const ingestRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, { deps }) => {
   const { db, queues } = deps;

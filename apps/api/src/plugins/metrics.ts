@@ -44,7 +44,7 @@ async function metricsPlugin(app: FastifyInstance, options: MetricsPluginOptions
       const token = bearerToken(request);
       const presented = token === undefined ? undefined : digest(token);
       if (!presented || !tokens.some((expected) => timingSafeEqual(presented, expected))) {
-        throw new GatewayError('invalidApiKey', { 'www-authenticate': 'Bearer realm="metrics"' });
+        throw new GatewayError('unauthorized', { 'www-authenticate': 'Bearer realm="metrics"' });
       }
     },
   }, async (_request, reply) => reply.type(metrics.contentType).send(await metrics.render()));

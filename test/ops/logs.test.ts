@@ -8,7 +8,6 @@ import type { TestSmtpServer } from '../support/smtp';
 
 const SMTP_PASSWORD = 'Sm7p-pa55w0rd-xq9';
 const METRICS_TOKEN = 'test-metrics-token-9876543210';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 type Line = Record<string, unknown> & { msg?: string };
 
@@ -85,11 +84,7 @@ describe('log lines: JSON, redacted, each naming its request or job', () => {
     await p.process.app!.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
     // Ingest with the bearer token, through to an e-mail over authenticated SMTP.
     expect((await p.ingest({ events: [makeEvent(org.id)] })).statusCode).toBe(202);
-    const deadline = Date.now() + 10_000;
-    while (!capture.lines.some((line) => line.msg === 'e-mail sent')) {
-      if (Date.now() > deadline) throw new Error('no e-mail was sent');
-      await sleep(25);
-    }
+    await expect.poll(() => capture.lines.some((line) => line.msg === 'e-mail sent'), { message: 'an e-mail sent' }).toBe(true);
     expect(smtp.accepted).toBe(1);
 
     // Code that logs carelessly: headers, the whole configuration, an error naming the SMTP URL.

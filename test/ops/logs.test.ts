@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger, maskUrlPassword } from '@notify/observability';
 import { ADMIN_TOKEN, INGEST_TOKEN } from '../support/app';
 import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
@@ -84,7 +84,8 @@ describe('log lines: JSON, redacted, each naming its request or job', () => {
     await p.process.app!.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
     // Ingest with the bearer token, through to an e-mail over authenticated SMTP.
     expect((await p.ingest({ events: [makeEvent(org.id)] })).statusCode).toBe(202);
-    await expect.poll(() => capture.lines.some((line) => line.msg === 'e-mail sent'), { message: 'an e-mail sent' }).toBe(true);
+    // vi.waitFor, since expect.poll refuses to run in beforeAll.
+    await vi.waitFor(() => expect(capture.lines.some((line) => line.msg === 'e-mail sent'), 'an e-mail sent').toBe(true), { timeout: 10_000, interval: 25 });
     expect(smtp.accepted).toBe(1);
 
     // Code that logs carelessly: headers, the whole configuration, an error naming the SMTP URL.

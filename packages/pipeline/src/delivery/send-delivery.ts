@@ -1,5 +1,5 @@
-import type { Frequency, Scope, Severity } from '@notify/core';
-import { classifySendError, isServerUnavailable, type RenderedMail, type MailEvent, type MailRenderer, type MailTransport } from '@notify/mail';
+import type { EventDetails, Frequency, Scope, Severity } from '@notify/core';
+import { classifySendError, isServerUnavailable, type RenderedMail, type MailRenderer, type MailTransport } from '@notify/mail';
 import type { PipelineContext } from '../context';
 
 export interface MailerContext extends PipelineContext {
@@ -78,7 +78,7 @@ async function untilRecorded(record: () => Promise<unknown>, patienceMs = RECORD
 
 /** The e-mail of a claimed delivery, rendered. */
 function composeMail(ctx: MailerContext, delivery: DeliveryRow): RenderedMail {
-  const mailEvents: MailEvent[] = delivery.events.map((event) => ({
+  const mailEvents: EventDetails[] = delivery.events.map((event) => ({
     id: event.id,
     scope: event.scope,
     occurredAt: new Date(event.occurred_at),

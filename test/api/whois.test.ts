@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findReferral, parseWhoisServer, WhoisClient, WhoisError } from '../../apps/api/src/whois/client';
 import { startTestApp, type TestApp, type TestOrg } from '../support/app';
 import { ianaAnswer, markmonitorAnswer, verisignAnswer, verisignNoMatch } from '../support/whois-records';
+import { redisKeys } from '@notify/queues';
 
 const WHOIS = '/v1/lookup/whois';
 const DOCS = 'https://docs.example.test/notification-rules';
@@ -305,7 +306,7 @@ describe('GET /v1/lookup/whois', () => {
       const small = await silentApp.createOrg({ plan: { ...LOOKUP_PLAN, monthly_quota: 1 } });
       expect((await lookup('google.com', small.key, silentApp)).statusCode).toBe(504);
       expect((await lookup('google.com', small.key, silentApp)).statusCode).toBe(429);
-      expect(await silentApp.deps.redis.exists(`${silentApp.deps.config.queuePrefix}:whois:google.com`)).toBe(0);
+      expect(await silentApp.deps.redis.exists(redisKeys(silentApp.deps.config.queuePrefix).whois('google.com'))).toBe(0);
     });
   });
 });

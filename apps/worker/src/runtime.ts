@@ -13,7 +13,7 @@ import {
   type MailerContext,
   type PipelineContext,
 } from '@notify/pipeline';
-import { QUEUE_NAMES, type Queues } from '@notify/queues';
+import { QUEUE_NAMES, redisChannels, type Queues } from '@notify/queues';
 import { createProcessors, type Processor, type ProcessorMap } from './processors';
 
 export interface WorkerRuntimeOptions {
@@ -147,7 +147,7 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
     subscriber.on('error', (error) => logger.warn({ err: error }, 'rule change subscriber error'));
     await subscribeToRuleChanges(subscriber, (change) => {
       index.refresh(db, change).catch((error) => logger.warn({ err: error }, 'rule index refresh failed'));
-    });
+    }, redisChannels(config.queuePrefix).rulesChanged);
     stops.push(every(config.pipeline.ruleResyncMs, () => index.loadAll(db), logger, 'rule resync'));
     for (const name of QUEUE_NAMES.events) start(name, processors.match, config.pipeline.matchConcurrency);
     logger.info({ rules: index.size }, 'matcher started');

@@ -1,6 +1,6 @@
 export type { PipelineContext, PipelineMetrics } from './context';
 export { RuleIndex, type IndexedRule } from './rules/rule-index';
-export { createRuleChangeAnnouncer, subscribeToRuleChanges, RULE_CHANGES_CHANNEL, type RuleChange, type RuleChangeAnnouncer } from './rules/rule-changes';
+export { createRuleChangeAnnouncer, subscribeToRuleChanges, type RuleChange, type RuleChangeAnnouncer } from './rules/rule-changes';
 export { matchEvents, instantKeys, type MatchResult } from './matching/match-events';
 export { deliverPeriod } from './delivery/deliver-period';
 export { sendDelivery, messageIdFor, EVENTS_PER_MAIL, type MailerContext, type SendOutcome } from './delivery/send-delivery';

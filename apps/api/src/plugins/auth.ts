@@ -8,6 +8,7 @@ import type { KeyPrincipal, PlanGroup } from '@notify/db';
 import { GatewayError } from '../errors/catalog';
 import type { KeyCache } from './key-cache';
 import { LeasedRateLimitCounters, leasedStore } from './leased-rate-limit-store';
+import { redisKeys } from '@notify/queues';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -62,7 +63,7 @@ async function authPlugin(app: FastifyInstance, options: AuthPluginOptions): Pro
   // Limits hold across every instance: each leases tokens of a key's window from Redis and spends
   // them locally (leased-rate-limit-store.ts); quota keys lease one token at a time, so a quota is
   // exact. A Redis outage lets requests through on local counting rather than failing the API.
-  const counters = new LeasedRateLimitCounters({ redis: options.redis, prefix: `${options.prefix}:rl:`, exact: (key) => key.includes(':q:') });
+  const counters = new LeasedRateLimitCounters({ redis: options.redis, prefix: redisKeys(options.prefix).rateLimit, exact: (key) => key.includes(':q:') });
   await app.register(rateLimit, { global: false, store: leasedStore(counters) as never, skipOnError: true });
   const principalOf = (request: FastifyRequest) => request.principal as KeyPrincipal;
   const perSecond = app.createRateLimit({

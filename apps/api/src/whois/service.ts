@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '@notify/observability';
 import type { WhoisClient } from './client';
 import { mergeWhoisRecords, parseWhois, type WhoisRecord } from './parse';
+import { redisKeys } from '@notify/queues';
 
 /** The answer of GET /v1/lookup/whois. */
 export interface WhoisResult {
@@ -43,7 +44,7 @@ export class WhoisService {
   constructor(private readonly options: WhoisServiceOptions) {}
 
   cacheKey(domain: string): string {
-    return `${this.options.prefix}:whois:${domain}`;
+    return redisKeys(this.options.prefix).whois(domain);
   }
 
   /** `domain` is normalized already (normalizeDomain): lower case, ASCII, registrable. */

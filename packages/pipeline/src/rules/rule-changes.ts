@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 
-/** Redis channel on which the API announces rule and organization changes to matchers. */
+/** Redis channel on which the API announces rule and organization changes to the match stage's rule indexes. */
 export const RULE_CHANGES_CHANNEL = 'notify:rules:changed';
 
 export interface RuleChange {

@@ -1,6 +1,11 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+const FRONT_DOORS = [
+  { group: ['@notify/*/*'], message: 'Import a package through its front door (src/index.ts).' },
+  { group: ['**/generated/prisma*'], message: 'Only packages/db talks to the Prisma client.' },
+];
+
 export default tseslint.config(
   { ignores: ['**/node_modules/**', '**/generated/**', 'bench/results/**', 'outbox/**'] },
   js.configs.recommended,
@@ -9,12 +14,23 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-restricted-imports': ['error', { patterns: FRONT_DOORS }],
+    },
+  },
+  {
+    // The pipeline works through @notify/db's named operations: no SQL, no driver, no Prisma.
+    files: ['packages/pipeline/**'],
+    rules: {
       'no-restricted-imports': [
         'error',
         {
+          paths: [
+            { name: 'pg', message: 'The pipeline runs SQL only through @notify/db named operations (packages/db/src/sql).' },
+          ],
           patterns: [
-            { group: ['@notify/*/*'], message: 'Import a package through its front door (src/index.ts).' },
-            { group: ['**/generated/prisma*'], message: 'Only packages/db talks to the Prisma client.' },
+            ...FRONT_DOORS,
+            { group: ['pg/*', 'pg-*'], message: 'The pipeline runs SQL only through @notify/db named operations (packages/db/src/sql).' },
+            { group: ['@prisma/*'], message: 'Only packages/db talks to the Prisma client.' },
           ],
         },
       ],

@@ -82,7 +82,7 @@ interface Mode {
 async function runProcess(): Promise<Mode> {
   const running: RunningProcess = await startProcess({ env: process.env });
   const address = running.app?.server.address() as AddressInfo | null | undefined;
-  const matcher = running.config.roles.includes('matcher');
+  const matcher = running.config.roles.includes('match');
   return {
     port: address?.port ?? null,
     get rules() {

@@ -134,8 +134,8 @@ describe('readiness follows the mail server', () => {
     expect(body.checks.outbox!.status).toBe('fail');
   });
 
-  it('has no mail check in a process without the mailer role', async () => {
-    const p = await start({ ROLES: 'api,matcher', SMTP_URL: 'smtp://127.0.0.1:1' });
+  it('has no mail check in a process without the send role', async () => {
+    const p = await start({ ROLES: 'api,match', SMTP_URL: 'smtp://127.0.0.1:1' });
     const { status, body } = await ready(p);
     expect(status).toBe(200);
     expect(Object.keys(body.checks).sort()).toEqual(['database', 'redis', 'roles']);

@@ -120,7 +120,7 @@ describe('log lines: JSON, redacted, each naming its request or job', () => {
   });
 
   it('logs the SMTP URL with its password masked', () => {
-    const started = capture.lines.find((line) => line.msg === 'mailer started');
+    const started = capture.lines.find((line) => line.msg === 'send role started');
     expect(started).toMatchObject({ transport: 'smtp', smtp: expect.stringMatching(/^smtp:\/\/mailer:\*\*\*@127\.0\.0\.1:\d+$/) });
     const trouble = capture.lines.find((line) => line.msg?.startsWith('SMTP trouble'));
     expect(trouble!.msg).toMatch(/smtp:\/\/mailer:\*\*\*@127\.0\.0\.1/);
@@ -146,10 +146,10 @@ describe('log lines: JSON, redacted, each naming its request or job', () => {
       expect(line.queue, JSON.stringify(line)).toEqual(expect.any(String));
     }
     const sent = capture.lines.find((line) => line.msg === 'e-mail sent')!;
-    expect(sent).toMatchObject({ queue: 'mail', job_id: `mail.${sent.delivery_id as string}` });
+    expect(sent).toMatchObject({ queue: 'send', job_id: `send.${sent.delivery_id as string}` });
     const queues = new Set(aboutJobs.map((line) => line.queue));
-    expect(queues).toContain('events.new_open_port_detected');
-    expect(queues).toContain('mail');
+    expect(queues).toContain('match.new_open_port_detected');
+    expect(queues).toContain('send');
   });
 });
 

@@ -28,7 +28,7 @@ export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): Ap
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
   const queues =
     overrides.queues ??
-    new Queues({ connection: redis, prefix: config.queuePrefix, mail: { attempts: config.mail.attempts, backoffMs: config.mail.backoffMs } });
+    new Queues({ connection: redis, prefix: config.queuePrefix, send: { attempts: config.mail.attempts, backoffMs: config.mail.backoffMs } });
   const ruleChanges = overrides.ruleChanges ?? createRuleChangeAnnouncer(redis, redisChannels(config.queuePrefix).rulesChanged);
   // The queues share `redis`, whose listener above logs connection errors once; without a listener
   // of their own, BullMQ would print each of them to stderr once per queue.

@@ -28,7 +28,7 @@ function atDeadline(deadline: number): Promise<'late'> {
 
 /**
  * One process of the service: migrations, then the roles the configuration
- * names (`ROLES`: api, matcher, scheduler, mailer; all by default).
+ * names (`ROLES`: api, match, schedule, deliver, send; all by default).
  */
 export async function startProcess(
   options: { env?: NodeJS.ProcessEnv; listen?: boolean; transport?: MailTransport; now?: () => Date; logDestination?: DestinationStream } = {},

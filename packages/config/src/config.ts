@@ -50,15 +50,36 @@ const mailSchema = z.object({
   OUTBOX_DIR: z.string().min(1).default('outbox'),
 });
 
-export const ROLES = ['api', 'matcher', 'scheduler', 'mailer'] as const;
+/**
+ * What a process runs, named after the pipeline stages (packages/core/GLOSSARY.md): `api` (HTTP,
+ * ingest included), `match` (the match queues and the rule index), `schedule` (the tick that asks
+ * for due periods, and the reconciler), `deliver` (the deliver queue), `send` (the send queue).
+ */
+export const ROLES = ['api', 'match', 'schedule', 'deliver', 'send'] as const;
 export type Role = (typeof ROLES)[number];
+
+/** The names of earlier releases, still accepted so existing deployments keep working. */
+export const ROLE_ALIASES: Readonly<Record<string, readonly Role[]>> = {
+  matcher: ['match'],
+  scheduler: ['schedule', 'deliver'],
+  mailer: ['send'],
+};
+
+const roleName = z.string().transform((name, context) => {
+  if ((ROLES as readonly string[]).includes(name)) return [name as Role];
+  const alias = Object.hasOwn(ROLE_ALIASES, name) ? ROLE_ALIASES[name] : undefined;
+  if (alias) return [...alias];
+  context.addIssue({ code: 'custom', message: `unknown role "${name}": expected ${ROLES.join(', ')} (or ${Object.keys(ROLE_ALIASES).join(', ')})` });
+  return z.NEVER;
+});
 
 const pipelineSchema = z.object({
   ROLES: z
     .string()
     .default(ROLES.join(','))
     .transform((value) => value.split(',').map((role) => role.trim()).filter(Boolean))
-    .pipe(z.array(z.enum(ROLES)).min(1, 'name at least one role')),
+    .pipe(z.array(roleName).min(1, 'name at least one role'))
+    .transform((lists) => lists.flat()),
   /** After an instant rule's first e-mail, matches within this window go out together at its end. */
   INSTANT_COALESCE_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
   SCHEDULER_TICK_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
@@ -130,13 +151,13 @@ export interface Config {
   roles: Role[];
   pipeline: {
     instantCoalesceMs: number;
-    schedulerTickMs: number;
+    scheduleTickMs: number;
     reconcileIntervalMs: number;
     reconcileGraceMs: number;
     ruleResyncMs: number;
     matchConcurrency: number;
-    mailConcurrency: number;
-    mailOutageMaxPauseMs: number;
+    sendConcurrency: number;
+    sendOutageMaxPauseMs: number;
     jobLockMs: number;
   };
   logLevel: z.infer<typeof logLevel>;
@@ -203,13 +224,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     roles: [...new Set(pipeline.ROLES)],
     pipeline: {
       instantCoalesceMs: pipeline.INSTANT_COALESCE_MS,
-      schedulerTickMs: pipeline.SCHEDULER_TICK_MS,
+      scheduleTickMs: pipeline.SCHEDULER_TICK_MS,
       reconcileIntervalMs: pipeline.RECONCILE_INTERVAL_MS,
       reconcileGraceMs: pipeline.RECONCILE_GRACE_MS,
       ruleResyncMs: pipeline.RULE_RESYNC_MS,
       matchConcurrency: pipeline.MATCH_CONCURRENCY,
-      mailConcurrency: pipeline.MAIL_CONCURRENCY,
-      mailOutageMaxPauseMs: pipeline.MAIL_OUTAGE_MAX_PAUSE_MS,
+      sendConcurrency: pipeline.MAIL_CONCURRENCY,
+      sendOutageMaxPauseMs: pipeline.MAIL_OUTAGE_MAX_PAUSE_MS,
       jobLockMs: pipeline.JOB_LOCK_MS,
     },
     logLevel: logging.LOG_LEVEL,

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { ping } from '@notify/db';
 import type { AppDeps } from '../deps';
 
 const Check = Type.Object({ status: Type.Union([Type.Literal('ok'), Type.Literal('fail')]), error: Type.Optional(Type.String()) });
@@ -33,10 +34,10 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async 
   app.get('/health/ready', {
     config, schema: { tags, summary: 'The database, Redis, the worker roles of this process and their mail server are ready', response: { 200: Readiness, 503: Readiness } },
   }, async (_request, reply) => {
-    // The roles' own checks (the mailer's SMTP server or outbox folder) cache their answer for a while.
+    // The roles' own checks (the send role's SMTP server or outbox folder) cache their answer for a while.
     const roleChecks = Object.entries(deps.roles?.checks ?? {});
     const [database, redis, ...roleResults] = await Promise.all([
-      timed(() => deps.db.pool.query('SELECT 1'), 2000),
+      timed(() => ping(deps.db), 2000),
       timed(() => deps.redis.ping(), 2000),
       ...roleChecks.map(([, check]) => timed(check, 2000)),
     ]);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { UnrecoverableError, Worker } from 'bullmq';
 import type { LightMyRequestResponse } from 'fastify';
-import { allQueueNames, jobIds, QUEUE_NAMES } from '@notify/queues';
+import { allQueueNames, jobIds, queueKeyPrefix, QUEUE_NAMES } from '@notify/queues';
 import { ADMIN_TOKEN, startTestApp, type TestApp, type TestOrg } from '../support/app';
 import { REDIS_URL } from '../support/database';
 
@@ -266,7 +266,7 @@ describe('operator browser sessions: login, queue dashboard, console', () => {
     const failed = new Promise<void>((resolve) => {
       const worker = new Worker(QUEUE_NAMES.send, async () => {
         throw new UnrecoverableError('550 No such user');
-      }, { connection, prefix: t.deps.config.queuePrefix });
+      }, { connection, prefix: queueKeyPrefix(t.deps.config.queuePrefix, QUEUE_NAMES.send) });
       worker.on('failed', () => void worker.close().then(() => resolve()));
     });
     await failed;

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@notify/queues';
 import type { Config } from '@notify/config';
 import { createDatabase, type Database } from '@notify/db';
 import { createLogger, createMetrics, type Logger, type Metrics } from '@notify/observability';
@@ -9,7 +9,7 @@ import { createRuleChangeAnnouncer, type RuleChangeAnnouncer } from '@notify/pip
 export interface AppDeps {
   config: Config;
   db: Database;
-  redis: Redis;
+  redis: RedisClient;
   /** Producers of every queue (ingest publishes events, operators flush and retry). */
   queues: Queues;
   /** Tells matchers that rules changed, so their in-memory index follows within a second. */
@@ -24,7 +24,7 @@ export interface AppDeps {
 export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): AppDeps {
   const logger = overrides.logger ?? createLogger({ level: config.logLevel, name: 'api' });
   const db = overrides.db ?? createDatabase({ url: config.databaseUrl, schema: config.databaseSchema, poolSize: config.databasePoolSize });
-  const redis = overrides.redis ?? createRedis(config.redisUrl, 'notify-api');
+  const redis = overrides.redis ?? createRedis(config.redis, 'notify-api');
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
   const queues =
     overrides.queues ??

@@ -10,7 +10,7 @@ async function open(): Promise<CliSession> {
   const db = createDatabase({ url: config.databaseUrl, schema: config.databaseSchema, poolSize: 2 });
   // Best effort: API instances forget cached keys within a second and list pages within a minute anyway.
   const tell = async (what: (redis: ReturnType<typeof createRedis>) => Promise<unknown>) => {
-    const redis = createRedis(config.redisUrl, 'notify-cli');
+    const redis = createRedis(config.redis, 'notify-cli');
     redis.on('error', () => {});
     await Promise.race([what(redis), new Promise((resolve) => setTimeout(resolve, 2000))]).catch(() => {});
     redis.disconnect();

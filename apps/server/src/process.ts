@@ -47,7 +47,7 @@ export async function startProcess(
   if (config.roles.includes('api')) {
     const built = await buildApp(deps);
     app = built.app;
-    subscriber = createRedis(config.redisUrl, 'notify-api-invalidations');
+    subscriber = createRedis(config.redis, 'notify-api-invalidations', 'subscriber');
     subscriber.on('error', (error) => logger.warn({ err: error }, 'redis subscriber error'));
     await subscribeToKeyInvalidations(subscriber, config.queuePrefix, () => built.keyCache.clear());
     if (!config.adminToken) logger.warn('ADMIN_TOKEN is not set: the operator API refuses every call');

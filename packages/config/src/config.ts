@@ -11,6 +11,21 @@ const optionalSecret = z
   .optional()
   .transform((value) => (value && value.trim() !== '' ? value.trim() : undefined));
 
+/** `host:port,host:port` (an IPv6 host in brackets: `[::1]:7000`). */
+const hostPortList = commaList.pipe(
+  z.array(
+    z.string().transform((item, context) => {
+      const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:\s[\]]+)):(\d{1,5})$/.exec(item);
+      const port = match ? Number(match[3]) : 0;
+      if (!match || port < 1 || port > 65535) {
+        context.addIssue({ code: 'custom', message: `"${item}" is not host:port` });
+        return z.NEVER;
+      }
+      return { host: match[1] ?? match[2]!, port };
+    }),
+  ),
+);
+
 const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
 // One schema per concern; each reads only its own variables.
@@ -32,6 +47,14 @@ const storesSchema = z.object({
   /** The PostgreSQL schema that holds the tables (PostgreSQL limits names to 63 bytes). */
   DATABASE_SCHEMA: z.string().min(1).max(63).default('public'),
   REDIS_URL: z.string().min(1).default('redis://127.0.0.1:6379'),
+  /** Seed nodes of a Redis Cluster, `host:port,host:port`: when set, REDIS_URL is not used. */
+  REDIS_CLUSTER_NODES: hostPortList,
+  /** Sentinels watching one master, `host:port,...`, with REDIS_SENTINEL_MASTER naming it. */
+  REDIS_SENTINELS: hostPortList,
+  REDIS_SENTINEL_MASTER: z.string().min(1).optional(),
+  /** Credentials of the cluster's nodes or of the sentinel-watched master (REDIS_URL carries its own). */
+  REDIS_USERNAME: optionalSecret,
+  REDIS_PASSWORD: optionalSecret,
   QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]+$/).default('notify'),
 });
 
@@ -139,7 +162,8 @@ export interface Config {
   databasePoolSize: number;
   /** PostgreSQL schema of the tables; `public` unless DATABASE_SCHEMA says otherwise. */
   databaseSchema: string;
-  redisUrl: string;
+  /** Where Redis is: one node (REDIS_URL), a cluster (REDIS_CLUSTER_NODES) or a master watched by sentinels. */
+  redis: RedisTarget;
   /** Redis key prefix of every queue. */
   queuePrefix: string;
   adminToken: string | undefined;
@@ -163,6 +187,29 @@ export interface Config {
   logLevel: z.infer<typeof logLevel>;
   /** WHOIS lookups: where they start (host[:port]), their deadline, how long answers are cached (0: not at all). */
   whois: { server: string; timeoutMs: number; cacheSeconds: number };
+}
+
+export interface HostPort {
+  host: string;
+  port: number;
+}
+
+export type RedisTarget =
+  | { kind: 'single'; url: string }
+  | { kind: 'cluster'; nodes: HostPort[]; username?: string; password?: string }
+  | { kind: 'sentinel'; sentinels: HostPort[]; masterName: string; username?: string; password?: string };
+
+function redisTarget(stores: z.infer<typeof storesSchema>, issues: string[]): RedisTarget {
+  const credentials = { ...(stores.REDIS_USERNAME && { username: stores.REDIS_USERNAME }), ...(stores.REDIS_PASSWORD && { password: stores.REDIS_PASSWORD }) };
+  if (stores.REDIS_CLUSTER_NODES.length) {
+    if (stores.REDIS_SENTINELS.length) issues.push('  REDIS_SENTINELS: name either a cluster (REDIS_CLUSTER_NODES) or sentinels, not both');
+    return { kind: 'cluster', nodes: stores.REDIS_CLUSTER_NODES, ...credentials };
+  }
+  if (stores.REDIS_SENTINELS.length) {
+    if (!stores.REDIS_SENTINEL_MASTER) issues.push('  REDIS_SENTINEL_MASTER: required with REDIS_SENTINELS (the name of the master they watch)');
+    return { kind: 'sentinel', sentinels: stores.REDIS_SENTINELS, masterName: stores.REDIS_SENTINEL_MASTER ?? '', ...credentials };
+  }
+  return { kind: 'single', url: stores.REDIS_URL };
 }
 
 function parse<T extends z.ZodType>(schema: T, env: NodeJS.ProcessEnv): z.infer<T> {
@@ -192,7 +239,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const logging = attempt(loggingSchema);
   const pipeline = attempt(pipelineSchema);
   const lookup = attempt(lookupSchema);
-  if (!http || !stores || !auth || !mail || !logging || !pipeline || !lookup) {
+  const redis = stores && redisTarget(stores, issues);
+  if (!http || !stores || !redis || !auth || !mail || !logging || !pipeline || !lookup || issues.length) {
     throw new ConfigError(`Invalid configuration:\n${issues.join('\n')}`);
   }
   return {
@@ -207,7 +255,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: stores.DATABASE_URL,
     databasePoolSize: stores.DATABASE_POOL_SIZE,
     databaseSchema: stores.DATABASE_SCHEMA,
-    redisUrl: stores.REDIS_URL,
+    redis,
     queuePrefix: stores.QUEUE_PREFIX,
     adminToken: auth.ADMIN_TOKEN,
     ingestTokens: auth.INGEST_TOKEN,

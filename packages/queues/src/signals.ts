@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis';
 import { redisChannels, redisKeys } from './redis-keys';
 
 /**
@@ -7,12 +7,12 @@ import { redisChannels, redisKeys } from './redis-keys';
  */
 
 /** Every API instance forgets the API keys it cached (a key was deleted, a plan changed). */
-export async function announceKeyInvalidation(redis: Redis, prefix: string): Promise<void> {
+export async function announceKeyInvalidation(redis: RedisClient, prefix: string): Promise<void> {
   await redis.publish(redisChannels(prefix).apiKeysInvalidated, String(Date.now()));
 }
 
 /** Calls `onInvalidate` whenever any process announces a key invalidation. */
-export async function subscribeToKeyInvalidations(subscriber: Redis, prefix: string, onInvalidate: () => void): Promise<void> {
+export async function subscribeToKeyInvalidations(subscriber: RedisClient, prefix: string, onInvalidate: () => void): Promise<void> {
   const channel = redisChannels(prefix).apiKeysInvalidated;
   subscriber.on('message', (from) => {
     if (from === channel) onInvalidate();
@@ -24,6 +24,6 @@ export async function subscribeToKeyInvalidations(subscriber: Redis, prefix: str
  * Marks an organization's rule lists as changed, for every API instance: the next list request
  * reads the database again. Called before a write is answered, so a client always reads its own writes.
  */
-export async function bumpRuleListVersion(redis: Redis, prefix: string, organizationId: string): Promise<void> {
+export async function bumpRuleListVersion(redis: RedisClient, prefix: string, organizationId: string): Promise<void> {
   await redis.incr(redisKeys(prefix).ruleListVersion(organizationId));
 }

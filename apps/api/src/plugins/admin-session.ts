@@ -2,7 +2,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@notify/queues';
 import type { Logger } from '@notify/observability';
 import { redisKeys } from '@notify/queues';
 
@@ -56,7 +56,7 @@ declare module 'fastify' {
 
 export interface AdminSessionOptions {
   adminToken: string | undefined;
-  redis: Redis;
+  redis: RedisClient;
   /** Redis key prefix (QUEUE_PREFIX): revoked sessions are kept under it. */
   prefix: string;
   logger: Logger;

@@ -2,7 +2,7 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import rateLimit from '@fastify/rate-limit';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@notify/queues';
 import { isWellFormedApiKey } from '@notify/core';
 import type { KeyPrincipal, PlanGroup } from '@notify/db';
 import { GatewayError } from '../errors/catalog';
@@ -26,7 +26,7 @@ declare module 'fastify' {
 
 export interface AuthPluginOptions {
   keyCache: KeyCache;
-  redis: Redis;
+  redis: RedisClient;
   /** Redis key prefix of the counters. */
   prefix: string;
   /** 0: one Redis call per request; otherwise counters settle with Redis this often. */

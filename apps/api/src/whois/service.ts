@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@notify/queues';
 import type { Logger } from '@notify/observability';
 import type { WhoisClient } from './client';
 import { mergeWhoisRecords, parseWhois, type WhoisRecord } from './parse';
@@ -17,7 +17,7 @@ export interface WhoisResult {
 
 export interface WhoisServiceOptions {
   client: Pick<WhoisClient, 'lookup'>;
-  redis: Redis;
+  redis: RedisClient;
   /** Redis key prefix (QUEUE_PREFIX). */
   prefix: string;
   /** 0 turns the cache off. */

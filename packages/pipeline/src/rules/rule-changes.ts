@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@notify/queues';
 
 export interface RuleChange {
   ruleIds?: string[];
@@ -10,7 +10,7 @@ export interface RuleChangeAnnouncer {
 }
 
 /** Announces on `channel` (the catalog's `rulesChanged`). */
-export function createRuleChangeAnnouncer(redis: Redis, channel: string): RuleChangeAnnouncer {
+export function createRuleChangeAnnouncer(redis: RedisClient, channel: string): RuleChangeAnnouncer {
   return {
     async announce(change) {
       await redis.publish(channel, JSON.stringify(change));
@@ -19,7 +19,7 @@ export function createRuleChangeAnnouncer(redis: Redis, channel: string): RuleCh
 }
 
 /** Calls `onChange` for every announcement; ioredis resubscribes by itself after a reconnect. */
-export async function subscribeToRuleChanges(subscriber: Redis, onChange: (change: RuleChange) => void, channel: string): Promise<void> {
+export async function subscribeToRuleChanges(subscriber: RedisClient, onChange: (change: RuleChange) => void, channel: string): Promise<void> {
   subscriber.on('message', (from, message) => {
     if (from !== channel) return;
     try {

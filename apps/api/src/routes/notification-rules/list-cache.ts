@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@notify/queues';
 import { bumpRuleListVersion, redisKeys } from '@notify/queues';
 
 interface Entry {
@@ -19,7 +19,7 @@ export class RuleListCache {
   private readonly entries = new Map<string, Entry>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly options: { maxEntries: number; ttlMs: number } = { maxEntries: 5000, ttlMs: 60_000 },
   ) {}

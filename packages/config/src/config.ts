@@ -138,6 +138,11 @@ const lookupSchema = z.object({
     ),
   WHOIS_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
   WHOIS_CACHE_SECONDS: z.coerce.number().int().min(0).max(30 * 86_400).default(86_400),
+  /** Whether referrals may lead into private address space (air-gapped mirrors); the configured server always may be there. */
+  WHOIS_ALLOW_PRIVATE: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true'),
 });
 
 const loggingSchema = z.object({
@@ -185,8 +190,8 @@ export interface Config {
     jobLockMs: number;
   };
   logLevel: z.infer<typeof logLevel>;
-  /** WHOIS lookups: where they start (host[:port]), their deadline, how long answers are cached (0: not at all). */
-  whois: { server: string; timeoutMs: number; cacheSeconds: number };
+  /** WHOIS lookups: where they start (host[:port]), their deadline, how long answers are cached (0: not at all), whether referrals may lead into private address space. */
+  whois: { server: string; timeoutMs: number; cacheSeconds: number; allowPrivate: boolean };
 }
 
 export interface HostPort {
@@ -282,6 +287,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       jobLockMs: pipeline.JOB_LOCK_MS,
     },
     logLevel: logging.LOG_LEVEL,
-    whois: { server: lookup.WHOIS_SERVER, timeoutMs: lookup.WHOIS_TIMEOUT_MS, cacheSeconds: lookup.WHOIS_CACHE_SECONDS },
+    whois: { server: lookup.WHOIS_SERVER, timeoutMs: lookup.WHOIS_TIMEOUT_MS, cacheSeconds: lookup.WHOIS_CACHE_SECONDS, allowPrivate: lookup.WHOIS_ALLOW_PRIVATE },
   };
 }

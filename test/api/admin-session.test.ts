@@ -114,6 +114,23 @@ describe('operator browser sessions: login, queue dashboard, console', () => {
     expect(elsewhere.statusCode).toBe(303);
   });
 
+  it('marks the cookie Secure when PUBLIC_URL is https, though TLS ends at a proxy and the request came over HTTP', async () => {
+    // Without PUBLIC_URL, and with an http one, a plain-HTTP login gets a cookie without Secure (development).
+    expect(String((await login(t, ADMIN_TOKEN)).headers['set-cookie'])).not.toMatch(/;\s*Secure/i);
+    const plain = await startTestApp({ PUBLIC_URL: 'http://notify.internal:3000' }, { db: t.db });
+    const behindProxy = await startTestApp({ PUBLIC_URL: 'https://notify.example.com' }, { db: t.db });
+    try {
+      expect(String((await login(plain, ADMIN_TOKEN)).headers['set-cookie'])).not.toMatch(/;\s*Secure/i);
+      const response = await login(behindProxy, ADMIN_TOKEN);
+      expect(response.statusCode).toBe(303);
+      expect(String(response.headers['set-cookie'])).toMatch(/;\s*Secure(;|$)/);
+      const logout = await behindProxy.app.inject({ method: 'POST', url: '/admin/logout', payload: '', headers: { cookie: sessionCookie(response), ...FORM } });
+      expect(String(logout.headers['set-cookie'])).toMatch(/;\s*Secure(;|$)/);
+    } finally {
+      await Promise.all([plain.close(), behindProxy.close()]);
+    }
+  });
+
   it('lets nobody log in when ADMIN_TOKEN is not set', async () => {
     const closed = await startTestApp({ ADMIN_TOKEN: '' }, { db: t.db });
     try {

@@ -61,6 +61,8 @@ export interface AdminSessionOptions {
   prefix: string;
   logger: Logger;
   ttlMs?: number;
+  /** Mark the cookie `Secure` on every request: PUBLIC_URL is https, so TLS may end at a proxy before us. */
+  secure?: boolean;
 }
 
 function digest(value: string): Buffer {
@@ -80,7 +82,7 @@ async function adminSessionPlugin(app: FastifyInstance, options: AdminSessionOpt
     path: SESSION_PATH,
     httpOnly: true,
     sameSite: 'strict' as const,
-    secure: request.protocol === 'https',
+    secure: options.secure === true || request.protocol === 'https',
   });
 
   const sessions: AdminSessions = {

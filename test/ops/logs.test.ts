@@ -51,7 +51,7 @@ async function startAuthSmtp(): Promise<{ url: string; accepted: number; close()
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.server.address() as AddressInfo;
   return Object.assign(state, {
-    url: `smtp://mailer:${SMTP_PASSWORD}@127.0.0.1:${port}`,
+    url: `smtp://mailer:${SMTP_PASSWORD}@127.0.0.1:${port}?tls=optional`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   });
 }

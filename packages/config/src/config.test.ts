@@ -33,3 +33,32 @@ describe('where Redis is', () => {
     expect(() => loadConfig(env)).toThrow(message);
   });
 });
+
+describe('SMTP_URL', () => {
+  it.each([
+    'smtp://user:secret@mail.example.com:587',
+    'smtps://user:secret@mail.example.com',
+    'smtp://relay:25?tls=optional',
+    'smtp://user:p%40ss@mail.example.com:587?tls=required',
+    'smtp://relay:25?tls.rejectUnauthorized=false',
+  ])('takes %s', (url) => {
+    expect(loadConfig({ SMTP_URL: url }).mail.smtpUrl).toBe(url);
+  });
+
+  it.each([
+    ['smtp://user:s3cret-pw@relay:25?tls=maybe', 'tls= must be required or optional'],
+    ['http://user:s3cret-pw@relay', 'expected an smtp:// or smtps:// URL'],
+    ['//user:s3cret-pw@relay', 'expected smtp://'],
+  ])('refuses %s at start, without repeating the password', (url, message) => {
+    expect(() => loadConfig({ SMTP_URL: url })).toThrow(message);
+    expect(() => loadConfig({ SMTP_URL: url })).not.toThrow('s3cret-pw');
+  });
+});
+
+describe('WHOIS_ALLOW_PRIVATE', () => {
+  it('is false unless set to true', () => {
+    expect(loadConfig({}).whois.allowPrivate).toBe(false);
+    expect(loadConfig({ WHOIS_ALLOW_PRIVATE: 'true' }).whois.allowPrivate).toBe(true);
+    expect(() => loadConfig({ WHOIS_ALLOW_PRIVATE: 'yes' })).toThrow('WHOIS_ALLOW_PRIVATE');
+  });
+});

@@ -67,8 +67,26 @@ const authSchema = z.object({
   API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(1000).default(1000),
 });
 
+/** Why SMTP_URL cannot be used, or null. The URL holds a password, so no message repeats it. */
+function smtpUrlProblem(value: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'expected smtp://[user:password@]host[:port] or smtps://… (percent-encode the credentials)';
+  }
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') return 'expected an smtp:// or smtps:// URL';
+  const tls = url.searchParams.get('tls');
+  if (tls !== null && tls !== 'required' && tls !== 'optional') return 'tls= must be required or optional';
+  return null;
+}
+
 const mailSchema = z.object({
-  SMTP_URL: optionalSecret,
+  /** `?tls=optional` lets credentials go over a connection without STARTTLS (a plain local relay); see packages/mail. */
+  SMTP_URL: optionalSecret.superRefine((value, context) => {
+    const problem = value === undefined ? null : smtpUrlProblem(value);
+    if (problem) context.addIssue({ code: 'custom', message: problem });
+  }),
   MAIL_FROM: z.string().min(3).default('alerts@localhost'),
   OUTBOX_DIR: z.string().min(1).default('outbox'),
 });

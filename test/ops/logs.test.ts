@@ -121,7 +121,7 @@ describe('log lines: JSON, redacted, each naming its request or job', () => {
 
   it('logs the SMTP URL with its password masked', () => {
     const started = capture.lines.find((line) => line.msg === 'send role started');
-    expect(started).toMatchObject({ transport: 'smtp', smtp: expect.stringMatching(/^smtp:\/\/mailer:\*\*\*@127\.0\.0\.1:\d+$/) });
+    expect(started).toMatchObject({ transport: 'smtp', smtp: expect.stringMatching(/^smtp:\/\/mailer:\*\*\*@127\.0\.0\.1:\d+\?tls=optional$/) });
     const trouble = capture.lines.find((line) => line.msg?.startsWith('SMTP trouble'));
     expect(trouble!.msg).toMatch(/smtp:\/\/mailer:\*\*\*@127\.0\.0\.1/);
     expect(JSON.stringify(trouble!.err)).toContain('mailer:***@');

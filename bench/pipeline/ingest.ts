@@ -82,7 +82,7 @@ export async function run(res: Resources): Promise<PartReport> {
   const queues = new Queues({ connection: redis, prefix });
   let jobs = 0;
   let published = 0;
-  for (const queue of queues.events.values()) {
+  for (const queue of queues.match.values()) {
     for (const job of await queue.getWaiting(0, -1)) {
       jobs++;
       published += job.data.events.length;

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Queue } from 'bullmq';
 import { mb, mulberry32, numberFromEnv, REDIS_URL, round, until } from '../support/common';
-import { eventQueueName, FREQUENCIES, jobPolicies, Queues, SCOPES, type Frequency, type Scope } from '../support/notify';
+import { matchQueueName, FREQUENCIES, jobPolicies, Queues, SCOPES, type Frequency, type Scope } from '../support/notify';
 import { newRedis, newSchema, processEnv, stopChild } from '../support/pipeline';
 import { deleteKeys, Resources, type Child } from '../support/processes';
 import { limitMeasure, log, ratioMeasure, seconds, type PartReport } from '../support/report';
@@ -79,7 +79,7 @@ export async function run(res: Resources): Promise<PartReport> {
   // The raw baseline: one job per event in the same scope queues, drained by no-op workers.
   const drain = async (): Promise<number> => {
     const prefix = res.prefix();
-    const queues = SCOPES.map((scope) => new Queue(eventQueueName(scope), { connection: redis, prefix, defaultJobOptions: jobPolicies.match }));
+    const queues = SCOPES.map((scope) => new Queue(matchQueueName(scope), { connection: redis, prefix, defaultJobOptions: jobPolicies.match }));
     let child: Child | undefined;
     try {
       await Promise.all(queues.map((queue) => queue.pause()));
@@ -95,7 +95,7 @@ export async function run(res: Resources): Promise<PartReport> {
         BENCH_CHILD_MODE: 'drain',
         REDIS_URL,
         QUEUE_PREFIX: prefix,
-        BENCH_QUEUES: SCOPES.map(eventQueueName).join(','),
+        BENCH_QUEUES: SCOPES.map(matchQueueName).join(','),
         MATCH_CONCURRENCY: String(MATCH_CONCURRENCY),
         BENCH_EXPECTED: String(events.length),
       });
@@ -121,16 +121,16 @@ export async function run(res: Resources): Promise<PartReport> {
   const prefix = res.prefix();
   const queues = new Queues({ connection: redis, prefix });
   res.onRelease(() => queues.close());
-  await Promise.all([...queues.events.values()].map((queue) => queue.pause()));
-  for (const [scope, pairs] of byScope) await queues.publishEvents(scope, pairs);
+  await Promise.all([...queues.match.values()].map((queue) => queue.pause()));
+  for (const [scope, pairs] of byScope) await queues.requestMatch(scope, pairs);
   const loadStart = performance.now();
-  const matcher = await res.child('matcher', processEnv(schema, prefix, { ROLES: 'matcher' }), 300_000);
+  const matcher = await res.child('matcher', processEnv(schema, prefix, { ROLES: 'match' }), 300_000);
   const loaded = matcher.ready.memory;
   log(`matcher started with ${matcher.ready.rules} rules in ${seconds(performance.now() - loadStart)}: RSS ${mb(loaded.rss)} MB, heap ${mb(loaded.heapUsed)} MB`);
 
   const unmatched = async () => (await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events WHERE matched_at IS NULL')).rows[0]!.n;
   const start = performance.now();
-  await Promise.all([...queues.events.values()].map((queue) => queue.resume()));
+  await Promise.all([...queues.match.values()].map((queue) => queue.resume()));
   let lastReport = start;
   const end = await until(
     async () => {
@@ -150,7 +150,7 @@ export async function run(res: Resources): Promise<PartReport> {
   const after = await matcher.next('memory', { send: { type: 'memory' } });
   log(`matcher: ${round(rate)} events/s (${seconds(elapsed)}); RSS ${mb(after.memory.rss)} MB, peak ${after.memory.peakRss === null ? '?' : mb(after.memory.peakRss)} MB`);
   let failedJobs = 0;
-  for (const queue of queues.events.values()) failedJobs += await queue.getFailedCount();
+  for (const queue of queues.match.values()) failedJobs += await queue.getFailedCount();
   await stopChild(res, matcher);
 
   const { rows: matchRows } = await db.pool.query<{ frequency: string; n: number }>(

@@ -24,7 +24,7 @@ import type { AddressInfo } from 'node:net';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import nodemailer from 'nodemailer';
-import { createMailRenderer, LOCK_DURATION_MS, messageOptions, SCOPES, startProcess, type MailEvent, type RunningProcess } from './notify';
+import { createMailRenderer, LOCK_DURATION_MS, messageOptions, SCOPES, startProcess, type EventDetails, type RunningProcess } from './notify';
 
 export interface MemoryReport {
   rss: number;
@@ -79,7 +79,7 @@ interface Mode {
 async function runProcess(): Promise<Mode> {
   const running: RunningProcess = await startProcess({ env: process.env });
   const address = running.app?.server.address() as AddressInfo | null | undefined;
-  const matcher = running.config.roles.includes('matcher');
+  const matcher = running.config.roles.includes('match');
   return {
     port: address?.port ?? null,
     get rules() {
@@ -143,7 +143,7 @@ async function runMail(): Promise<Mode> {
   // A digest like the ones the pipeline sends, rendered once: the baseline is the transport alone.
   const renderer = await createMailRenderer();
   const now = Date.now();
-  const events: MailEvent[] = Array.from({ length: eventCount }, (_, i) => ({
+  const events: EventDetails[] = Array.from({ length: eventCount }, (_, i) => ({
     id: `baseline-${i}`,
     scope: SCOPES[i % SCOPES.length]!,
     occurredAt: new Date(now - i * 60_000),

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RuleIndex } from '@notify/pipeline';
 import { createTestDatabase } from '../support/database';
 
-describe('the matcher rule index', () => {
+describe('the match stage rule index', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
   const org = randomUUID();
   const other = randomUUID();

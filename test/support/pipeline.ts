@@ -15,14 +15,14 @@ export interface PipelineHarness {
   ingest(payload: unknown): Promise<LightMyRequestResponse>;
   /** An organization with `memberCount` members and a key. */
   createOrg(options?: { memberCount?: number; timezone?: string; name?: string }): Promise<{ id: string; key: string; members: Array<{ team_member_uuid: string; email: string }> }>;
-  /** Creates a rule and waits until the matcher's index has it. */
+  /** Creates a rule and waits until the match stage's rule index has it. */
   createRule(key: string, body: Record<string, unknown>): Promise<{ id: string } & Record<string, unknown>>;
   waitForIndex(ruleId: string, present: boolean): Promise<void>;
   stop(): Promise<void>;
 }
 
 /**
- * The whole service in this test process (api, matcher, scheduler, mailer) on a
+ * The whole service in this test process (api, match, schedule, deliver, send) on a
  * database schema and queue prefix of its own, sending to the given SMTP server,
  * with short intervals so tests run fast.
  */
@@ -106,9 +106,9 @@ export async function startPipeline(smtp: TestSmtpServer, env: Record<string, st
       return rule;
     },
     async waitForIndex(ruleId, present) {
-      if (!process.runtime.roles.includes('matcher')) return;
+      if (!process.runtime.roles.includes('match')) return;
       // vi.waitFor rather than expect.poll: rules are also made in beforeAll, where expect.poll refuses to run.
-      await vi.waitFor(() => expect(process.runtime.index.has(ruleId), `rule ${ruleId} ${present ? 'in' : 'out of'} the matcher's index`).toBe(present), {
+      await vi.waitFor(() => expect(process.runtime.index.has(ruleId), `rule ${ruleId} ${present ? 'in' : 'out of'} the match stage's rule index`).toBe(present), {
         timeout: 5000,
         interval: 10,
       });

@@ -4,6 +4,7 @@ import type { AppDeps } from '../../deps';
 import { GatewayError } from '../../errors/catalog';
 import { sendGateway } from '../../plugins/errors';
 import { queuesDashboard, QUEUES_PATH } from './queues-dashboard';
+import { redisKeys } from '@notify/queues';
 
 /**
  * The operator's browser side of `/admin`: a login with ADMIN_TOKEN, the queue dashboard
@@ -104,7 +105,7 @@ export const adminConsoleRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
   const sessions = app.adminSessions;
   const config = { auth: 'public' } as const;
   const schema = { hide: true };
-  const failureKey = (request: FastifyRequest) => `${deps.config.queuePrefix}:admin-login-failures:${request.ip}`;
+  const failureKey = (request: FastifyRequest) => redisKeys(deps.config.queuePrefix).adminLoginFailures(request.ip);
 
   // The login form is the only body these pages take.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 8192 }, (_request, body, done) => {

@@ -49,9 +49,9 @@ describe('/metrics after deliveries end to end', () => {
     expect(ingest.statusCode).toBe(202);
     expect((await p.ingest(event)).json()).toEqual({ accepted: 0, duplicates: 1 });
     await smtp.waitFor(1);
-    // The mail job's duration is recorded when the job completes, a moment after the e-mail's outcome.
+    // The send job's duration is recorded when the job completes, a moment after the e-mail's outcome.
     const samples = await scrapeUntil(
-      (s) => valueOf(s, 'notify_emails_sent_total', { frequency: 'instant' }) === 1 && valueOf(s, 'notify_job_duration_seconds_count', { queue: 'mail', status: 'completed' }) === 1,
+      (s) => valueOf(s, 'notify_emails_sent_total', { frequency: 'instant' }) === 1 && valueOf(s, 'notify_job_duration_seconds_count', { queue: 'send', status: 'completed' }) === 1,
     );
     const elapsed = (Date.now() - started) / 1000;
 

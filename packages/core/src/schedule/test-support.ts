@@ -20,4 +20,7 @@ export function periodsDue(rule: Schedule, from: Date, to: Date): Period[] {
   return periods;
 }
 
+/** The first delivery instant strictly after `after`: the end of the period containing it. */
+export const nextDeliveryAt = (rule: Schedule, after: Date): Date => periodContaining(rule, after).dueAt;
+
 export const isoOf = (dates: Date[]): string[] => dates.map((date) => date.toISOString());

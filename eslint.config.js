@@ -37,6 +37,23 @@ export default tseslint.config(
     },
   },
   {
+    // An app is an entry point: what two apps need lives in a package. apps/server alone composes
+    // the others into one process.
+    files: ['apps/api/**', 'apps/cli/**', 'apps/worker/**', 'packages/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ['@notify/api', '@notify/cli', '@notify/worker', '@notify/server'].map((name) => ({ name, message: 'No app imports another: move what both need into a package.' })),
+          patterns: [
+            { group: ['@notify/*/*'], message: 'Import a package through its front door (src/index.ts).' },
+            { group: ['**/generated/prisma*'], message: 'Only packages/db talks to the Prisma client.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['packages/db/src/**'],
     rules: { 'no-restricted-imports': 'off' },
   },

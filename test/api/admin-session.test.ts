@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { UnrecoverableError, Worker } from 'bullmq';
 import type { LightMyRequestResponse } from 'fastify';
-import { allQueueNames, jobIds, QUEUE_NAMES } from '@notify/queues';
+import { allQueueNames, jobIds, queueKeyPrefix, QUEUE_NAMES } from '@notify/queues';
 import { ADMIN_TOKEN, startTestApp, type TestApp, type TestOrg } from '../support/app';
 import { REDIS_URL } from '../support/database';
 
@@ -112,6 +112,23 @@ describe('operator browser sessions: login, queue dashboard, console', () => {
     // Another address is not held back.
     const elsewhere = await other.app.inject({ method: 'POST', url: '/admin/login', payload: `token=${token}`, headers: FORM, remoteAddress: '10.1.2.3' });
     expect(elsewhere.statusCode).toBe(303);
+  });
+
+  it('marks the cookie Secure when PUBLIC_URL is https, though TLS ends at a proxy and the request came over HTTP', async () => {
+    // Without PUBLIC_URL, and with an http one, a plain-HTTP login gets a cookie without Secure (development).
+    expect(String((await login(t, ADMIN_TOKEN)).headers['set-cookie'])).not.toMatch(/;\s*Secure/i);
+    const plain = await startTestApp({ PUBLIC_URL: 'http://notify.internal:3000' }, { db: t.db });
+    const behindProxy = await startTestApp({ PUBLIC_URL: 'https://notify.example.com' }, { db: t.db });
+    try {
+      expect(String((await login(plain, ADMIN_TOKEN)).headers['set-cookie'])).not.toMatch(/;\s*Secure/i);
+      const response = await login(behindProxy, ADMIN_TOKEN);
+      expect(response.statusCode).toBe(303);
+      expect(String(response.headers['set-cookie'])).toMatch(/;\s*Secure(;|$)/);
+      const logout = await behindProxy.app.inject({ method: 'POST', url: '/admin/logout', payload: '', headers: { cookie: sessionCookie(response), ...FORM } });
+      expect(String(logout.headers['set-cookie'])).toMatch(/;\s*Secure(;|$)/);
+    } finally {
+      await Promise.all([plain.close(), behindProxy.close()]);
+    }
   });
 
   it('lets nobody log in when ADMIN_TOKEN is not set', async () => {
@@ -266,7 +283,7 @@ describe('operator browser sessions: login, queue dashboard, console', () => {
     const failed = new Promise<void>((resolve) => {
       const worker = new Worker(QUEUE_NAMES.send, async () => {
         throw new UnrecoverableError('550 No such user');
-      }, { connection, prefix: t.deps.config.queuePrefix });
+      }, { connection, prefix: queueKeyPrefix(t.deps.config.queuePrefix, QUEUE_NAMES.send) });
       worker.on('failed', () => void worker.close().then(() => resolve()));
     });
     await failed;

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { SCOPES, SEVERITIES, ValidationFailed, type Scope } from '@notify/core';
+import { SCOPES, SEVERITIES, ValidationFailed, type EventRecord, type Scope } from '@notify/core';
 import { createEventPublisher, ingestEvents, type IngestContext } from '@notify/pipeline';
 import { ADMIN_TOKEN, INGEST_TOKEN, startTestApp, type TestApp, type TestOrg } from '../support/app';
 
@@ -9,22 +9,8 @@ const run = randomBytes(3).toString('hex');
 let sequence = 0;
 const newId = (prefix = 'evt') => `${prefix}-${run}-${++sequence}`;
 
-interface EventRow {
-  organization_id: string;
-  id: string;
-  scope: Scope;
-  occurred_at: Date;
-  asset: string;
-  asset_type: string | null;
-  severity: string | null;
-  tags: string[] | null;
-  title: string;
-  summary: string | null;
-  url: string | null;
-  data: unknown;
-  received_at: Date;
-  matched_at: Date | null;
-}
+/** A stored event: the event's fields, as stored, and ingest's own columns. */
+type EventRow = EventRecord & { received_at: Date; matched_at: Date | null };
 
 describe('POST /v1/ingest/events (decisions §5)', () => {
   let t: TestApp;

@@ -2,7 +2,7 @@ import { Queue, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { periodContaining } from '@notify/core';
-import { jobIds, QUEUE_NAMES } from '@notify/queues';
+import { jobIds, queueKeyPrefix, QUEUE_NAMES } from '@notify/queues';
 import { createTestDatabase, REDIS_URL } from '../support/database';
 import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
@@ -147,11 +147,11 @@ describe('recovery: downtime, lost Redis work, several processes', () => {
 
     // The period's digest job ran while the database was away and failed its last try: it stays, failed, under the digest's id.
     const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    const queue = new Queue(QUEUE_NAMES.deliver, { connection, prefix: first.queuePrefix });
+    const queue = new Queue(QUEUE_NAMES.deliver, { connection, prefix: queueKeyPrefix(first.queuePrefix, QUEUE_NAMES.deliver) });
     await queue.add('deliver', digest, { jobId: jobIds.deliver(digest), attempts: 1 });
     const failing = new Worker(QUEUE_NAMES.deliver, async () => {
       throw new UnrecoverableError('connect ECONNREFUSED 127.0.0.1:5432');
-    }, { connection, prefix: first.queuePrefix });
+    }, { connection, prefix: queueKeyPrefix(first.queuePrefix, QUEUE_NAMES.deliver) });
     await until('the failed job', async () => (await queue.getJobState(jobIds.deliver(digest))) === 'failed');
     await failing.close();
 

@@ -1,5 +1,4 @@
 import { Worker, type ConnectionOptions, type Job, type WorkerOptions } from 'bullmq';
-import { Redis } from 'ioredis';
 import type { Config, Role } from '@notify/config';
 import type { DatabaseHandle } from '@notify/db';
 import { createMailRenderer, createMailTransport, type MailTransport } from '@notify/mail';
@@ -13,7 +12,7 @@ import {
   type PipelineContext,
   type SendContext,
 } from '@notify/pipeline';
-import { QUEUE_NAMES, type Queues } from '@notify/queues';
+import { createRedis, queueKeyPrefix, QUEUE_NAMES, redisChannels, type Queues, type RedisClient } from '@notify/queues';
 import { createProcessors, type Processor, type ProcessorMap } from './processors';
 
 export interface WorkerRuntimeOptions {
@@ -98,13 +97,13 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
   const metrics = options.metrics;
   const pipeline: PipelineContext = { db, queues, now, instantCoalesceMs: config.pipeline.instantCoalesceMs, metrics: metrics?.pipeline };
   const index = new RuleIndex();
-  const connection: ConnectionOptions = new Redis(config.redisUrl, { maxRetriesPerRequest: null, connectionName: 'notify-workers' });
+  const connection = createRedis(config.redis, 'notify-workers', 'blocking');
   // A killed worker's jobs go back to the queue once their lock runs out (checked as often).
   const lockMs = config.pipeline.jobLockMs;
-  const workerBase = { connection, prefix: config.queuePrefix, lockDuration: lockMs, stalledInterval: lockMs };
+  const workerBase = { connection, lockDuration: lockMs, stalledInterval: lockMs };
   const workers: Worker[] = [];
   const stops: Array<() => Promise<void>> = [];
-  let subscriber: Redis | undefined;
+  let subscriber: RedisClient | undefined;
   let send: SendContext | undefined;
   let transport: MailTransport | undefined;
 
@@ -131,7 +130,7 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
       log.debug('job completed');
       return result;
     };
-    const worker = new Worker<T>(name, run, { ...workerBase, concurrency, ...extra });
+    const worker = new Worker<T>(name, run, { ...workerBase, prefix: queueKeyPrefix(config.queuePrefix, name), concurrency, ...extra });
     worker.on('completed', (job) => metrics?.jobFinished(name, 'completed', secondsOf(job as Job)));
     worker.on('failed', (job, error) => {
       if (job) metrics?.jobFinished(name, 'failed', secondsOf(job as Job));
@@ -143,11 +142,11 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
 
   if (roles.includes('match')) {
     await index.loadAll(db);
-    subscriber = new Redis(config.redisUrl, { connectionName: 'notify-rule-changes' });
+    subscriber = createRedis(config.redis, 'notify-rule-changes', 'subscriber');
     subscriber.on('error', (error) => logger.warn({ err: error }, 'rule change subscriber error'));
     await subscribeToRuleChanges(subscriber, (change) => {
       index.refresh(db, change).catch((error) => logger.warn({ err: error }, 'rule index refresh failed'));
-    });
+    }, redisChannels(config.queuePrefix).rulesChanged);
     stops.push(every(config.pipeline.ruleResyncMs, () => index.loadAll(db), logger, 'rule resync'));
     for (const name of QUEUE_NAMES.match) start(name, processors.match, config.pipeline.matchConcurrency);
     logger.info({ rules: index.size }, 'match role started');
@@ -202,7 +201,7 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
       }
       await subscriber?.quit().catch(() => {});
       await transport?.close().catch(() => {});
-      (connection as Redis).disconnect();
+      connection.disconnect();
     },
   };
 }

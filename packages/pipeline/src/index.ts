@@ -3,7 +3,7 @@
 export type { PipelineContext, PipelineMetrics } from './context';
 export * from './ingest';
 export { RuleIndex, type IndexedRule } from './rules/rule-index';
-export { createRuleChangeAnnouncer, subscribeToRuleChanges, RULE_CHANGES_CHANNEL, type RuleChange, type RuleChangeAnnouncer } from './rules/rule-changes';
+export { createRuleChangeAnnouncer, subscribeToRuleChanges, type RuleChange, type RuleChangeAnnouncer } from './rules/rule-changes';
 export { matchEvents, type MatchResult } from './match/match-events';
 export { requestDuePeriods } from './schedule/due-periods';
 export { deliverPeriod, deliverInTransaction } from './deliver/deliver';

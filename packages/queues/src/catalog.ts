@@ -47,6 +47,16 @@ export const QUEUE_NAMES = {
   send: 'send',
 } as const;
 
+/**
+ * BullMQ's key prefix of one queue: `<QUEUE_PREFIX>:{<queue>}`. The braces are a Redis Cluster hash
+ * tag: BullMQ's scripts touch several keys of a queue at once, so a queue's keys must share a slot,
+ * and one tag per queue spreads the queues over the cluster's shards. On one node they are just
+ * part of the name. Every producer and worker of a queue must use it.
+ */
+export function queueKeyPrefix(prefix: string, queueName: string): string {
+  return `${prefix}:{${queueName}}`;
+}
+
 export function allQueueNames(): string[] {
   return [...QUEUE_NAMES.match, QUEUE_NAMES.deliver, QUEUE_NAMES.send];
 }

@@ -1,6 +1,6 @@
 import { Queue, type ConnectionOptions } from 'bullmq';
 import { SCOPES, type Scope } from '@notify/core';
-import { jobIds, jobPolicies, matchQueueName, QUEUE_NAMES, type DeliverJob, type MatchJob, type SendJob } from './catalog';
+import { jobIds, jobPolicies, matchQueueName, queueKeyPrefix, QUEUE_NAMES, type DeliverJob, type MatchJob, type SendJob } from './catalog';
 
 export interface QueueOptions {
   connection: ConnectionOptions;
@@ -38,13 +38,14 @@ export class Queues {
   readonly send: Queue<SendJob>;
 
   constructor(readonly options: QueueOptions) {
-    const base = { connection: options.connection, prefix: options.prefix ?? DEFAULT_PREFIX };
-    this.match = new Map(SCOPES.map((scope) => [scope, new Queue<MatchJob>(matchQueueName(scope), { ...base, defaultJobOptions: jobPolicies.match })]));
-    this.deliver = new Queue<DeliverJob>(QUEUE_NAMES.deliver, { ...base, defaultJobOptions: jobPolicies.deliver });
+    const prefix = options.prefix ?? DEFAULT_PREFIX;
+    const base = (name: string) => ({ connection: options.connection, prefix: queueKeyPrefix(prefix, name) });
+    this.match = new Map(SCOPES.map((scope) => [scope, new Queue<MatchJob>(matchQueueName(scope), { ...base(matchQueueName(scope)), defaultJobOptions: jobPolicies.match })]));
+    this.deliver = new Queue<DeliverJob>(QUEUE_NAMES.deliver, { ...base(QUEUE_NAMES.deliver), defaultJobOptions: jobPolicies.deliver });
     const sendPolicy = options.send
       ? { ...jobPolicies.send, attempts: options.send.attempts, backoff: { type: 'exponential', delay: options.send.backoffMs } }
       : jobPolicies.send;
-    this.send = new Queue<SendJob>(QUEUE_NAMES.send, { ...base, defaultJobOptions: sendPolicy });
+    this.send = new Queue<SendJob>(QUEUE_NAMES.send, { ...base(QUEUE_NAMES.send), defaultJobOptions: sendPolicy });
   }
 
   all(): Queue[] {

@@ -1,20 +1,8 @@
-import type { Frequency, Scope, Severity } from '@notify/core';
+import type { EventRecord, Frequency, Scope } from '@notify/core';
 import { poolOf, type DatabaseHandle } from '../client';
 
-/** An event of a claimed delivery, as json_build_object gives it: the time as text. */
-export interface DeliveryEvent {
-  id: string;
-  scope: Scope;
-  occurred_at: string;
-  asset: string;
-  asset_type: string | null;
-  severity: Severity | null;
-  tags: string[] | null;
-  title: string;
-  summary: string | null;
-  url: string | null;
-  data: Record<string, unknown> | null;
-}
+/** An event of a claimed delivery (core's EventRecord), as json_build_object gives it: the time as text. */
+export type DeliveryEvent = Omit<EventRecord, 'organization_id' | 'occurred_at'> & { occurred_at: string };
 
 /** A delivery claimed for sending, with what its e-mail needs. */
 export interface ClaimedDelivery {

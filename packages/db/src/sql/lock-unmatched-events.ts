@@ -1,18 +1,8 @@
-import type { Scope, Severity } from '@notify/core';
+import type { EventRecord } from '@notify/core';
 import { clientOf, type Transaction } from '../client';
 
-/** A stored event as matching reads it. */
-export interface UnmatchedEvent {
-  organization_id: string;
-  id: string;
-  scope: Scope;
-  occurred_at: Date;
-  asset: string;
-  asset_type: string | null;
-  severity: Severity | null;
-  tags: string[] | null;
-  data: Record<string, unknown> | null;
-}
+/** A stored event (core's EventRecord) with the fields matching reads. */
+export type UnmatchedEvent = Pick<EventRecord, 'organization_id' | 'id' | 'scope' | 'occurred_at' | 'asset' | 'asset_type' | 'severity' | 'tags' | 'data'>;
 
 /**
  * Reads the events among `pairs` ([organizationId, eventId]) that are not matched yet, oldest

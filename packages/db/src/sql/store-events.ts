@@ -1,4 +1,4 @@
-import type { IncomingEvent, Scope } from '@notify/core';
+import type { EventRecord, IncomingEvent } from '@notify/core';
 import { poolOf, type DatabaseHandle } from '../client';
 
 /**
@@ -57,11 +57,7 @@ const INSERT_EVENTS = `
   ), inventory AS (${recordAssetsSql('inserted')})
   SELECT organization_id::text, id, scope FROM inserted`;
 
-export interface StoredEvent {
-  organization_id: string;
-  id: string;
-  scope: Scope;
-}
+export type StoredEvent = Pick<EventRecord, 'organization_id' | 'id' | 'scope'>;
 
 /**
  * Stores events (unique within the batch) and records their assets in the inventory, in one

@@ -1,5 +1,6 @@
+import type { EventDetails } from '@notify/core';
 import { cancelDelivery, claimDelivery, markDeliverySent, postponeDelivery, recordFailedAttempt, releaseDelivery, type ClaimedDelivery } from '@notify/db';
-import { classifySendError, isServerUnavailable, type RenderedMail, type MailEvent, type MailRenderer, type MailTransport } from '@notify/mail';
+import { classifySendError, isServerUnavailable, type RenderedMail, type MailRenderer, type MailTransport } from '@notify/mail';
 import type { PipelineContext } from '../context';
 
 export interface SendContext extends PipelineContext {
@@ -45,7 +46,7 @@ async function untilRecorded(record: () => Promise<unknown>, patienceMs = RECORD
 
 /** The e-mail of a claimed delivery, rendered. */
 function composeMail(ctx: SendContext, delivery: ClaimedDelivery): RenderedMail {
-  const mailEvents: MailEvent[] = delivery.events.map((event) => ({
+  const mailEvents: EventDetails[] = delivery.events.map((event) => ({
     id: event.id,
     scope: event.scope,
     occurredAt: new Date(event.occurred_at),

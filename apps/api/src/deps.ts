@@ -12,7 +12,7 @@ export interface AppDeps {
   redis: RedisClient;
   /** Producers of every queue (ingest publishes events, operators flush and retry). */
   queues: Queues;
-  /** Tells matchers that rules changed, so their in-memory index follows within a second. */
+  /** Tells the match stage that rules changed, so its in-memory rule index follows within a second. */
   ruleChanges: RuleChangeAnnouncer;
   /** The worker roles started in this process, for readiness; `checks` are their own (e.g. SMTP reachability). */
   roles?: { names: string[]; isReady(): boolean; checks?: Record<string, () => Promise<unknown>> };

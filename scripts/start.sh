@@ -1,0 +1,13 @@
+#!/bin/sh
+# `npm start`. With NODE_ENV=production: install what the build needs (devDependencies included:
+# the compiler and Prisma's generator), build when the sources changed, and run the built server
+# with plain node. Otherwise the development path: the sources through tsx, no build.
+# `exec`, so the server itself receives the SIGTERM of whoever stops it.
+set -e
+cd "$(dirname "$0")/.."
+node scripts/bootstrap.mjs
+if [ "${NODE_ENV:-}" = production ]; then
+  node scripts/build.mjs --if-changed
+  exec node --enable-source-maps apps/server/dist/main.js
+fi
+exec node_modules/.bin/tsx --conditions=@notify/source apps/server/src/main.ts

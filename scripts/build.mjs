@@ -11,7 +11,7 @@
 //   node scripts/build.mjs               build (fails on a type error)
 //   node scripts/build.mjs --if-changed  build only when sources changed since the last build
 import { createHash } from 'node:crypto';
-import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -136,8 +136,6 @@ const result = program.emit(
       text = JSON.stringify(map);
     }
     writeFileSync(target, text);
-    // A bin (the CLI): executable, as npm would have made it had it existed at install time.
-    if (text.startsWith('#!')) chmodSync(target, 0o755);
     written += 1;
   },
   undefined,

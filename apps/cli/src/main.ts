@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 import { ConfigError, loadConfig } from '@notify/config';
 import { createDatabase, migrate, MigrationError } from '@notify/db';
 import { announceKeyInvalidation, bumpRuleListVersion, createRedis } from '@notify/queues';

@@ -81,6 +81,17 @@ describe('the built program (npm run build, then node)', () => {
     }
   });
 
+  it('names the TypeScript sources in stack traces (source maps)', async () => {
+    const script = "import { loadConfig } from '@notify/config'; try { loadConfig(); } catch (error) { console.log(error.stack); }";
+    const { stdout } = await run(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', script], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, PORT: 'not-a-port' },
+    });
+    expect(stdout).toContain('PORT');
+    // Resolved to the build (no @notify/source condition), mapped back to the source's line.
+    expect(stdout).toMatch(/at loadConfig \(.*packages\/config\/src\/config\.ts:\d+:\d+\)/);
+  });
+
   it('starts with NODE_ENV=production, becomes ready, serves the API and delivers an e-mail, and stops on SIGTERM', async () => {
     const started = Date.now();
     server = await spawnServer(env, { entry: 'build', startTimeoutMs: 60_000 });

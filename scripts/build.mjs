@@ -50,6 +50,17 @@ function inputsHash() {
   return hash.digest('hex');
 }
 
+// Every workspace package must offer both sides, or node would be sent to a .ts file it cannot load.
+const badExports = workspaces.filter((ws) => {
+  const entry = JSON.parse(readFileSync(join(ws, 'package.json'), 'utf8')).exports?.['.'];
+  return entry?.['@notify/source'] !== './src/index.ts' || entry?.default !== './dist/index.js';
+});
+if (badExports.length > 0) {
+  console.error(`build: these packages must export { ".": { "@notify/source": "./src/index.ts", "default": "./dist/index.js" } }:`);
+  for (const ws of badExports) console.error(`  ${relative(root, join(ws, 'package.json'))}`);
+  process.exit(1);
+}
+
 const ifChanged = process.argv.includes('--if-changed');
 const hash = inputsHash();
 if (ifChanged && existsSync(stampFile) && JSON.parse(readFileSync(stampFile, 'utf8')).hash === hash) {

@@ -185,7 +185,7 @@ async function openapiPlugin(app: FastifyInstance): Promise<void> {
       const path = request.url.split('?')[0]!;
       const page = request.method === 'GET' && path.startsWith('/admin/docs') && !/\/(json|yaml)$/.test(path);
       if (page && token === undefined) return reply.redirect(`/admin/login?next=${encodeURIComponent(request.url)}`);
-      throw new GatewayError('invalidApiKey', { 'www-authenticate': 'Bearer realm="admin"' });
+      throw new GatewayError('unauthorized', { 'www-authenticate': 'Bearer realm="admin"' });
     });
     await operators.register(swaggerUi, {
       routePrefix: '/admin/docs',

@@ -113,11 +113,11 @@ describe.skipIf(!HAS_CHROMIUM)('operator pages in a real browser', { timeout: 60
     expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/admin' });
   });
 
-  it('shows every queue on the dashboard, with the failed mail job', async () => {
+  it('shows every queue on the dashboard, with the failed send job', async () => {
     for (const name of ['match.new_open_port_detected', 'match.asset_ssl_changed', 'deliver', 'send']) {
       await page.getByText(name, { exact: true }).first().waitFor();
     }
-    await page.goto(`${base}/admin/queues/queue/mail?status=failed`);
+    await page.goto(`${base}/admin/queues/queue/send?status=failed`);
     await page.getByText('No such user').first().waitFor();
     expect(problems).toEqual([]);
   });
@@ -205,12 +205,12 @@ describe.skipIf(!HAS_CHROMIUM)('operator pages in a real browser', { timeout: 60
     expect(problems).toEqual([]);
   });
 
-  it('retries the other failed mail job on the dashboard, and its e-mail goes out', async () => {
+  it('retries the other failed send job on the dashboard, and its e-mail goes out', async () => {
     const { email, id } = failed[1]!;
     refused.delete(email);
     await page.getByRole('link', { name: 'Queue dashboard' }).click();
     await page.waitForURL(`${base}/admin/queues`);
-    await page.goto(`${base}/admin/queues/queue/mail?status=failed`);
+    await page.goto(`${base}/admin/queues/queue/send?status=failed`);
     await page.getByText(`send.${id}`).waitFor();
     await page.getByRole('button', { name: 'Retry all' }).click();
     await page.getByRole('alertdialog').getByRole('button', { name: 'Confirm' }).click();

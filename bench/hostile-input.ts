@@ -1,4 +1,4 @@
-// `npx tsx bench/hostile-input.ts`: CPU spent on hostile input that a client or a remote
+// `npm run bench:hostile-input`: CPU spent on hostile input that a client or a remote
 // server controls (issue 15, items 1 and 2), each next to a baseline of the same size that
 // is not hostile, measured in the same run.
 //
@@ -18,18 +18,27 @@
 // apps/api/src/whois/parse.ts and client.ts (e.g. `git show <commit>:apps/api/src/whois/parse.ts`),
 // measures that version beside this one, in the same run.
 import { fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '@notify/config';
-import { createLogger, maskUrlPassword } from '@notify/observability';
-import { buildApp } from '../apps/api/src/app';
-import { createRedis } from '@notify/queues';
-import { createDeps } from '../apps/api/src/deps';
-import { hostileWhoisAnswers } from '../test/support/whois-records';
-import { createTestDatabase, DATABASE_URL, REDIS_URL } from '../test/support/database';
+import pg from 'pg';
+import { DATABASE_URL, REDIS_URL, root } from './support/common';
+import {
+  buildApp,
+  createDatabase,
+  createDeps,
+  createLogger,
+  createRedis,
+  hostileWhoisAnswers,
+  loadConfig,
+  maskUrlPassword,
+  migrate,
+  quoteIdent,
+  type findReferral,
+  type parseWhois,
+} from './support/notify';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS_FILE = join(root, 'bench', 'results', 'hostile-input.json');
 const LABEL = process.env.BENCH_LABEL ?? 'run';
 const SKIP = new Set((process.env.BENCH_SKIP ?? '').split(',').filter(Boolean));
@@ -53,12 +62,12 @@ const KIB = 1024;
 /** Child mode: `whois <module folder> <case>` prints the CPU ms of one parse + referral search. */
 if (process.argv[2] === 'whois') {
   const [folder, name] = [process.argv[3]!, process.argv[4]!];
-  const { parseWhois } = (await import(join(folder, 'parse.ts'))) as typeof import('../apps/api/src/whois/parse');
-  const { findReferral } = (await import(join(folder, 'client.ts'))) as typeof import('../apps/api/src/whois/client');
+  const { parseWhois: parse } = (await import(join(folder, 'parse.ts'))) as { parseWhois: typeof parseWhois };
+  const { findReferral: referral } = (await import(join(folder, 'client.ts'))) as { findReferral: typeof findReferral };
   const text = hostileWhoisAnswers()[name]!;
   const run = () => {
-    parseWhois(text, 'example.com');
-    findReferral(text, { host: 'whois.example', port: 43 });
+    parse(text, 'example.com');
+    referral(text, { host: 'whois.example', port: 43 });
   };
   // The first run includes compiling the parser (V8's compiler threads count in cpuUsage); the
   // median of five more is the steady state, measured only when a run is short.
@@ -73,7 +82,7 @@ type WhoisFigure = { first_run: number | string; steady?: number };
 
 function whoisCase(folder: string, name: string, capS: number): Promise<WhoisFigure> {
   return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(import.meta.url), ['whois', folder, name], { cwd: root, execArgv: ['--import', 'tsx', '--no-deprecation'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(fileURLToPath(import.meta.url), ['whois', folder, name], { cwd: root, execArgv: ['--import', 'tsx', '--conditions=@notify/source', '--no-deprecation'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     const timer = setTimeout(() => child.kill('SIGKILL'), capS * 1000);
     let result: { first: number; steady?: number } | undefined;
     child.on('message', (message) => (result = message as typeof result));
@@ -116,7 +125,9 @@ results.mask_ms_cpu = mask;
 
 // An app whose logger writes every line (info) to a sink that drops it: the cost measured is
 // building and masking the line, not the terminal.
-const db = await createTestDatabase();
+const schema = `bench_${randomBytes(4).toString('hex')}`;
+await migrate({ url: DATABASE_URL, schema });
+const db = createDatabase({ url: DATABASE_URL, schema, poolSize: 2 });
 const redis = createRedis(REDIS_URL, 'notify-bench');
 const config = loadConfig({ DATABASE_URL, REDIS_URL, LOG_LEVEL: 'info', QUEUE_PREFIX: `bench-${Date.now()}` });
 const logger = createLogger({ level: 'info', destination: { write: () => {} } });
@@ -143,7 +154,11 @@ console.log('anonymous request ms CPU', request);
 results.anonymous_request_ms_cpu = request;
 await app.close();
 await redis.quit();
-await db.drop();
+await db.close();
+const client = new pg.Client({ connectionString: DATABASE_URL });
+await client.connect();
+await client.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`);
+await client.end();
 
 const previous = JSON.parse(await readFile(RESULTS_FILE, 'utf8').catch(() => '{}')) as Record<string, unknown>;
 await writeFile(RESULTS_FILE, `${JSON.stringify({ ...previous, [LABEL]: results }, null, 2)}\n`);

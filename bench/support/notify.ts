@@ -4,10 +4,14 @@ export { loadConfig } from '@notify/config';
 export { FREQUENCIES, parseRuleListQuery, SCOPES, SEVERITIES, validateFilters, type EventDetails, type Filters, type Frequency, type Scope } from '@notify/core';
 export { createDatabase, listRules, migrate, quoteIdent, type Database } from '@notify/db';
 export { createMailRenderer, messageOptions, type MailContent } from '@notify/mail';
-export { createLogger } from '@notify/observability';
-export { matchQueueName, jobPolicies, LOCK_DURATION_MS, Queues } from '@notify/queues';
+export { createLogger, maskUrlPassword } from '@notify/observability';
+export { createRedis, matchQueueName, jobPolicies, LOCK_DURATION_MS, Queues } from '@notify/queues';
 export { buildApp } from '../../apps/api/src/app';
 export { closeDeps, createDeps } from '../../apps/api/src/deps';
+export type { findReferral } from '../../apps/api/src/whois/client';
+export type { parseWhois } from '../../apps/api/src/whois/parse';
 export { startProcess, type RunningProcess } from '../../apps/server/src/process';
 // The mail package's test fixtures (not part of its front door): sample alert and digest content.
 export { makeContent, makeEvent } from '../../packages/mail/src/testing/fixtures';
+// WHOIS answers built against the parser (test support, shared with its tests).
+export { hostileWhoisAnswers } from '../../test/support/whois-records';

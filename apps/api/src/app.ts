@@ -49,6 +49,15 @@ export async function buildApp(deps: AppDeps, options: { logger?: FastifyServerO
     genReqId: () => randomUUID(),
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
     bodyLimit: config.http.bodyLimitBytes,
+    // A client sending its request a byte at a time (slow loris) holds a socket until this cuts it (408).
+    requestTimeout: config.http.requestTimeoutMs,
+    connectionTimeout: config.http.connectionTimeoutMs,
+    http: {
+      // Node checks request deadlines on this timer (30 s by default, longer than a short deadline).
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(config.http.requestTimeoutMs / 10))),
+      // The headers' own deadline (Node: 60 s) may not outlast the whole request's.
+      headersTimeout: Math.min(60_000, config.http.requestTimeoutMs),
+    },
     trustProxy: config.http.trustProxy,
     // Ids are opaque: a long one is routed (and then not found) rather than refused by the router.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },

@@ -33,7 +33,10 @@ export function createRedis(url: string, name: string): Redis {
 
 export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): AppDeps {
   const logger = overrides.logger ?? createLogger({ level: config.logLevel, name: 'api' });
-  const db = overrides.db ?? createDatabase({ url: config.databaseUrl, schema: config.databaseSchema, poolSize: config.databasePoolSize });
+  // The API's work is bounded in time; the workers build their own pool without the bound (apps/server).
+  const db =
+    overrides.db ??
+    createDatabase({ url: config.databaseUrl, schema: config.databaseSchema, poolSize: config.databasePoolSize, statementTimeoutMs: config.apiStatementTimeoutMs });
   const redis = overrides.redis ?? createRedis(config.redisUrl, 'notify-api');
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
   const queues =

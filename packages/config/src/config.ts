@@ -20,6 +20,10 @@ const httpSchema = z.object({
   DOCS_URL: z.url().optional(),
   PUBLIC_URL: z.url().optional(),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
+  /** A request (headers and body) must arrive within this long from its first byte, or the connection is cut with a 408. */
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  /** A connection that sends or receives nothing for this long is closed. */
+  HTTP_CONNECTION_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
   TRUST_PROXY: z
     .enum(['true', 'false'])
     .default('false')
@@ -29,6 +33,8 @@ const httpSchema = z.object({
 const storesSchema = z.object({
   DATABASE_URL: z.string().min(1).default('postgresql://postgres@127.0.0.1:5432/postgres'),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  /** PostgreSQL cancels any statement of the API's connections that runs longer (the workers' have no bound). */
+  API_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(10).max(600_000).default(5000),
   /** The PostgreSQL schema that holds the tables (PostgreSQL limits names to 63 bytes). */
   DATABASE_SCHEMA: z.string().min(1).max(63).default('public'),
   REDIS_URL: z.string().min(1).default('redis://127.0.0.1:6379'),
@@ -113,9 +119,13 @@ export interface Config {
     publicUrl: string | undefined;
     bodyLimitBytes: number;
     trustProxy: boolean;
+    requestTimeoutMs: number;
+    connectionTimeoutMs: number;
   };
   databaseUrl: string;
   databasePoolSize: number;
+  /** `statement_timeout` of the API's database connections. */
+  apiStatementTimeoutMs: number;
   /** PostgreSQL schema of the tables; `public` unless DATABASE_SCHEMA says otherwise. */
   databaseSchema: string;
   redisUrl: string;
@@ -182,9 +192,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       publicUrl: http.PUBLIC_URL,
       bodyLimitBytes: http.BODY_LIMIT_BYTES,
       trustProxy: http.TRUST_PROXY,
+      requestTimeoutMs: http.HTTP_REQUEST_TIMEOUT_MS,
+      connectionTimeoutMs: http.HTTP_CONNECTION_TIMEOUT_MS,
     },
     databaseUrl: stores.DATABASE_URL,
     databasePoolSize: stores.DATABASE_POOL_SIZE,
+    apiStatementTimeoutMs: stores.API_STATEMENT_TIMEOUT_MS,
     databaseSchema: stores.DATABASE_SCHEMA,
     redisUrl: stores.REDIS_URL,
     queuePrefix: stores.QUEUE_PREFIX,

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Conflict, NotFound, ValidationFailed, type FieldIssue } from '@notify/core';
-import { isDatabaseUnavailable } from '@notify/db';
+import { isDatabaseUnavailable, isStatementTimeout } from '@notify/db';
 import { ApplicationError, applicationErrors, GatewayError, gatewayErrors, type ApplicationErrorName } from '../errors/catalog';
 import { schemaErrorsToIssues, type SchemaError } from '../errors/validation-messages';
 
@@ -66,6 +66,11 @@ async function errorsPlugin(app: FastifyInstance, options: ErrorPluginOptions): 
     if (status >= 400 && status < 500) {
       request.log.info({ err: error }, 'client error');
       return reply.code(status).type('application/json; charset=utf-8').send({ code: 10000 + status, details: error.message, parameters: [], solution: docsUrl });
+    }
+    if (isStatementTimeout(error)) {
+      // API_STATEMENT_TIMEOUT_MS stopped it: the request asked for too much, the service is fine.
+      request.log.warn({ err: error }, 'statement timeout');
+      return send(reply, 'statementTimeout');
     }
     // Never a stack trace or SQL in a body: the details stay in the log, under this request's id.
     request.log.error({ err: error }, 'unhandled error');

@@ -7,6 +7,7 @@ import type { AppDeps } from './deps';
 import { addAssetFiltersKeyword, addFiltersKeyword } from './plugins/ajv-filters';
 import { addStrictUuidFormat } from './plugins/ajv-uuid-format';
 import adminSessionPlugin from './plugins/admin-session';
+import { AuthThrottle } from './plugins/auth-throttle';
 import authPlugin from './plugins/auth';
 import errorsPlugin from './plugins/errors';
 import { KeyCache } from './plugins/key-cache';
@@ -131,12 +132,13 @@ export async function buildApp(deps: AppDeps, options: { logger?: FastifyServerO
   });
 
   const keyCache = new KeyCache((key) => findPrincipalByKey(deps.db, key), config.apiKeyCacheMs);
+  const throttle = new AuthThrottle({ redis: deps.redis, prefix: config.queuePrefix, ...config.authFailures });
 
   app.addSchema(GatewayErrorBody);
   app.addSchema(ApplicationErrorBody);
   await app.register(requestIdPlugin);
   await app.register(errorsPlugin, { docsUrl });
-  await app.register(metricsPlugin, { metrics: deps.metrics, tokens: [config.adminToken, config.metricsToken] });
+  await app.register(metricsPlugin, { metrics: deps.metrics, tokens: [config.adminToken, config.metricsToken], throttle });
   // Before auth: the operator console's session counts as admin on /admin/v1 (see the plugin).
   await app.register(adminSessionPlugin, { adminToken: config.adminToken, redis: deps.redis, logger: deps.logger });
   await app.register(authPlugin, {
@@ -145,6 +147,7 @@ export async function buildApp(deps: AppDeps, options: { logger?: FastifyServerO
     prefix: config.queuePrefix,
     adminToken: config.adminToken,
     ingestTokens: config.ingestTokens,
+    throttle,
   });
   await app.register(openapiPlugin);
   await app.register(healthRoutes, { deps });
@@ -154,7 +157,7 @@ export async function buildApp(deps: AppDeps, options: { logger?: FastifyServerO
   await app.register(adminRoutes, { deps, keyCache });
   await app.register(adminPipelineRoutes, { deps });
   await app.register(adminOrganizationRuleRoutes, { deps });
-  await app.register(adminConsoleRoutes, { deps });
+  await app.register(adminConsoleRoutes, { deps, throttle });
   await app.register(ingestRoutes, { deps });
   app.log.debug({ header: REQUEST_ID_HEADER }, 'app built');
   return { app, keyCache };

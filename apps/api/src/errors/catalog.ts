@@ -10,6 +10,7 @@ export const gatewayErrors = {
   noRoute: { status: 404, message: 'no Route matched with those values' },
   rateLimited: { status: 429, message: 'API rate limit exceeded' },
   quotaExceeded: { status: 429, message: 'API quota exceeded' },
+  authThrottled: { status: 429, message: 'Too many failed authentication attempts' },
 } as const;
 
 export const applicationErrors = {

@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis';
 import { isWellFormedApiKey } from '@notify/core';
 import type { KeyPrincipal, PlanGroup } from '@notify/db';
 import { GatewayError } from '../errors/catalog';
+import { checkCheapCredential, throttled, type AuthThrottle } from './auth-throttle';
 import type { KeyCache } from './key-cache';
 import { LeasedRateLimitCounters, leasedStore } from './leased-rate-limit-store';
 
@@ -31,6 +32,8 @@ export interface AuthPluginOptions {
   /** 0: one Redis call per request; otherwise counters settle with Redis this often. */
   adminToken: string | undefined;
   ingestTokens: string[];
+  /** Counts failed authentication per client address and in total (plugins/auth-throttle.ts). */
+  throttle: AuthThrottle;
 }
 
 const KEY_CHALLENGE = { 'www-authenticate': 'Key' };
@@ -81,13 +84,37 @@ async function authPlugin(app: FastifyInstance, options: AuthPluginOptions): Pro
     timeWindow: MONTH_MS,
   });
 
+  const { throttle } = options;
+  const badKey = () => new GatewayError('invalidApiKey', KEY_CHALLENGE);
+
   async function authenticateKey(request: FastifyRequest): Promise<KeyPrincipal> {
     const raw = request.headers.apikey;
     const key = Array.isArray(raw) ? raw[0] : raw;
     if (key === undefined || key.trim() === '') throw new GatewayError('missingApiKey', KEY_CHALLENGE);
-    if (!isWellFormedApiKey(key.trim())) throw new GatewayError('invalidApiKey', KEY_CHALLENGE);
-    const principal = await options.keyCache.resolve(key.trim());
-    if (!principal) throw new GatewayError('invalidApiKey', KEY_CHALLENGE);
+    const presented = key.trim();
+    const blocked = throttle.refusal(request.ip);
+    if (blocked) throw throttled(blocked);
+    if (!isWellFormedApiKey(presented)) {
+      const verdict = await throttle.failed(request.ip);
+      throw verdict.allowed ? badKey() : throttled(verdict);
+    }
+    // What this instance checked within API_KEY_CACHE_MS costs the database nothing: judged at once.
+    const known = options.keyCache.cached(presented);
+    if (known) return known;
+    if (known === null) {
+      const verdict = await throttle.failed(request.ip);
+      throw verdict.allowed ? badKey() : throttled(verdict);
+    }
+    // A lookup costs a query: the attempt is counted before it, and given back if the key is right.
+    // In a flood (the fleet over its budget) only keys this instance has seen valid are looked up.
+    const familiar = options.keyCache.wasValid(presented);
+    const flooded = familiar ? undefined : throttle.totalRefusal();
+    if (flooded) throw throttled(flooded);
+    const verdict = await throttle.reserve(request.ip, { familiar });
+    if (!verdict.allowed) throw throttled(verdict);
+    const principal = await options.keyCache.resolve(presented);
+    if (!principal) throw badKey();
+    throttle.succeeded(request.ip);
     return principal;
   }
 
@@ -138,16 +165,22 @@ async function authPlugin(app: FastifyInstance, options: AuthPluginOptions): Pro
         // The operator console: a valid session cookie plus its CSRF header (plugins/admin-session.ts).
         if (request.adminSession) return;
         const token = bearer(request);
-        if (!options.adminToken || !token || !sameSecret(token, options.adminToken)) {
-          throw new GatewayError('invalidApiKey', { 'www-authenticate': 'Bearer realm="admin"' });
-        }
+        await checkCheapCredential(
+          throttle,
+          request,
+          () => options.adminToken !== undefined && token !== undefined && sameSecret(token, options.adminToken),
+          () => new GatewayError('invalidApiKey', { 'www-authenticate': 'Bearer realm="admin"' }),
+        );
         return;
       }
       case 'ingest': {
         const token = bearer(request);
-        if (!token || !options.ingestTokens.some((expected) => sameSecret(token, expected))) {
-          throw new GatewayError('invalidApiKey', { 'www-authenticate': 'Bearer realm="ingest"' });
-        }
+        await checkCheapCredential(
+          throttle,
+          request,
+          () => token !== undefined && options.ingestTokens.some((expected) => sameSecret(token, expected)),
+          () => new GatewayError('invalidApiKey', { 'www-authenticate': 'Bearer realm="ingest"' }),
+        );
         return;
       }
       case 'public':

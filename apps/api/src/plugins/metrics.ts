@@ -3,11 +3,14 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Metrics } from '@notify/observability';
 import { GatewayError } from '../errors/catalog';
+import { checkCheapCredential, type AuthThrottle } from './auth-throttle';
 
 export interface MetricsPluginOptions {
   metrics: Metrics;
   /** Bearer tokens that may read /metrics (the admin token and METRICS_TOKEN); none set: every scrape is refused. */
   tokens: ReadonlyArray<string | undefined>;
+  /** Wrong tokens count as failed authentication of their address (plugins/auth-throttle.ts). */
+  throttle: AuthThrottle;
 }
 
 /** The label of requests no route matched: raw URLs would make a label per scanner probe. */
@@ -43,9 +46,12 @@ async function metricsPlugin(app: FastifyInstance, options: MetricsPluginOptions
     onRequest: async (request) => {
       const token = bearerToken(request);
       const presented = token === undefined ? undefined : digest(token);
-      if (!presented || !tokens.some((expected) => timingSafeEqual(presented, expected))) {
-        throw new GatewayError('invalidApiKey', { 'www-authenticate': 'Bearer realm="metrics"' });
-      }
+      await checkCheapCredential(
+        options.throttle,
+        request,
+        () => presented !== undefined && tokens.some((expected) => timingSafeEqual(presented, expected)),
+        () => new GatewayError('invalidApiKey', { 'www-authenticate': 'Bearer realm="metrics"' }),
+      );
     },
   }, async (_request, reply) => reply.type(metrics.contentType).send(await metrics.render()));
 }

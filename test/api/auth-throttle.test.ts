@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createDatabase } from '@notify/db';
 import { AuthThrottle, clientKey } from '../../apps/api/src/plugins/auth-throttle';
 import { ADMIN_TOKEN, INGEST_TOKEN, startTestApp, type TestApp, type TestOrg } from '../support/app';
 import { REDIS_URL } from '../support/database';
@@ -214,6 +215,22 @@ describe('the budget in total and across instances', () => {
     console.info(`auth-throttle: 400 unknown keys from 200 addresses cost ${queries} database queries (total budget 20)`);
     expect((await a.app.inject({ url: '/v1/platform/notification-rules', headers: { apikey: org.key }, remoteAddress: '192.0.2.1' })).statusCode).toBe(200);
     expect((await a.app.inject({ url: '/admin/v1/organizations', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, remoteAddress: '192.0.2.2' })).statusCode).toBe(200);
+  });
+});
+
+describe('a database outage', () => {
+  it('answers 503 to key lookups without spending the clients\' budget', async () => {
+    // Nothing listens on port 1: every lookup fails to connect.
+    const away = createDatabase({ url: 'postgresql://postgres@127.0.0.1:1/postgres', poolSize: 1 });
+    const t = await startTestApp({ AUTH_FAILURES_PER_ADDRESS: '2' }, { db: { ...away, drop: () => away.close() } });
+    try {
+      const statuses = [];
+      for (let i = 0; i < 5; i++) statuses.push((await t.app.inject({ url: '/v1/platform/notification-rules', headers: { apikey: unknownKey() }, remoteAddress: '192.0.2.99' })).statusCode);
+      expect(statuses).toEqual([503, 503, 503, 503, 503]);
+    } finally {
+      await t.close();
+      await away.close();
+    }
   });
 });
 

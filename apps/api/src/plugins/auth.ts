@@ -112,7 +112,14 @@ async function authPlugin(app: FastifyInstance, options: AuthPluginOptions): Pro
     if (flooded) throw throttled(flooded);
     const verdict = await throttle.reserve(request.ip, { familiar });
     if (!verdict.allowed) throw throttled(verdict);
-    const principal = await options.keyCache.resolve(presented);
+    let principal: KeyPrincipal | null;
+    try {
+      principal = await options.keyCache.resolve(presented);
+    } catch (error) {
+      // The database failed, not the client: the try is given back (the answer is a 503).
+      throttle.succeeded(request.ip);
+      throw error;
+    }
     if (!principal) throw badKey();
     throttle.succeeded(request.ip);
     return principal;

@@ -122,6 +122,16 @@ describe('failed authentication is throttled per client address', () => {
     expectThrottled(await t.app.inject({ url: '/metrics', headers: { authorization: 'Bearer x' }, remoteAddress }), 'metrics after failures elsewhere');
   });
 
+  it('a request without any credential is a 401 that spends nothing', async () => {
+    const remoteAddress = address();
+    for (let i = 0; i < BUDGET * 3; i++) {
+      expect((await t.app.inject({ url: '/admin/v1/organizations', remoteAddress })).statusCode).toBe(401);
+      expect((await t.app.inject({ url: '/metrics', remoteAddress })).statusCode).toBe(401);
+      expect((await t.app.inject({ url: '/v1/platform/notification-rules', remoteAddress })).statusCode).toBe(401);
+    }
+    expect((await t.app.inject({ url: '/admin/v1/organizations', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, remoteAddress })).statusCode).toBe(200);
+  });
+
   it('without TRUST_PROXY, X-Forwarded-For is ignored: rotating it does not escape the throttle', async () => {
     const remoteAddress = address();
     const statuses = [];

@@ -208,10 +208,18 @@ export function throttled(verdict: Refused): GatewayError {
 /**
  * Checks a token compared in memory: refused unseen when the address is over its budget of
  * failures; a wrong one counts as a failure (401, or 429 if that failure went over the budget).
+ * No token at all is no guess (an expired console session, a scraper not set up yet): a 401, not counted.
  */
-export async function checkCheapCredential(throttle: AuthThrottle, request: FastifyRequest, valid: () => boolean, refusal: () => GatewayError): Promise<void> {
+export async function checkCheapCredential(
+  throttle: AuthThrottle,
+  request: FastifyRequest,
+  presented: string | Buffer | undefined,
+  valid: () => boolean,
+  refusal: () => GatewayError,
+): Promise<void> {
   const blocked = throttle.refusal(request.ip);
   if (blocked) throw throttled(blocked);
+  if (presented === undefined) throw refusal();
   if (valid()) return;
   const verdict = await throttle.failed(request.ip);
   throw verdict.allowed ? refusal() : throttled(verdict);

@@ -175,6 +175,7 @@ async function authPlugin(app: FastifyInstance, options: AuthPluginOptions): Pro
         await checkCheapCredential(
           throttle,
           request,
+          token,
           () => options.adminToken !== undefined && token !== undefined && sameSecret(token, options.adminToken),
           () => new GatewayError('invalidApiKey', { 'www-authenticate': 'Bearer realm="admin"' }),
         );
@@ -185,6 +186,7 @@ async function authPlugin(app: FastifyInstance, options: AuthPluginOptions): Pro
         await checkCheapCredential(
           throttle,
           request,
+          token,
           () => token !== undefined && options.ingestTokens.some((expected) => sameSecret(token, expected)),
           () => new GatewayError('invalidApiKey', { 'www-authenticate': 'Bearer realm="ingest"' }),
         );

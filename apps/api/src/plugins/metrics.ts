@@ -49,6 +49,7 @@ async function metricsPlugin(app: FastifyInstance, options: MetricsPluginOptions
       await checkCheapCredential(
         options.throttle,
         request,
+        presented,
         () => presented !== undefined && tokens.some((expected) => timingSafeEqual(presented, expected)),
         () => new GatewayError('invalidApiKey', { 'www-authenticate': 'Bearer realm="metrics"' }),
       );

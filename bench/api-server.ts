@@ -29,7 +29,7 @@ async function main(): Promise<void> {
   });
 
   await migrate({ url: config.databaseUrl, schema });
-  const db = createDatabase({ url: config.databaseUrl, schema, poolSize: config.databasePoolSize });
+  const db = createDatabase({ url: config.databaseUrl, schema, poolSize: config.databasePoolSize, statementTimeoutMs: config.apiStatementTimeoutMs });
 
   // Counts the key lookups (findPrincipalByKey is the only raw query on api_keys), so
   // the report can show that authentication does not ask the database per request.

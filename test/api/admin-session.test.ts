@@ -36,7 +36,7 @@ describe('operator browser sessions: login, queue dashboard, console', () => {
   beforeAll(async () => {
     t = await startTestApp();
     // Another deployment, another token: its sessions mean nothing here.
-    other = await startTestApp({ ADMIN_TOKEN: 'another-admin-token-9876543210' }, { db: t.db });
+    other = await startTestApp({ ADMIN_TOKEN: 'another-admin-token-9876543210-abcdef', AUTH_FAILURES_PER_ADDRESS: '20' }, { db: t.db });
     org = await t.createOrg({ memberCount: 1 });
     cookie = sessionCookie(await login(t, ADMIN_TOKEN));
   });
@@ -103,7 +103,7 @@ describe('operator browser sessions: login, queue dashboard, console', () => {
   });
 
   it('answers 429 after 20 wrong tokens from one address, even to the right token', async () => {
-    const token = 'another-admin-token-9876543210';
+    const token = 'another-admin-token-9876543210-abcdef';
     for (let i = 0; i < 20; i++) expect((await login(other, 'guess')).statusCode).toBe(401);
     const blocked = await login(other, token);
     expect(blocked.statusCode).toBe(429);

@@ -10,7 +10,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { ADMIN_TOKEN, INGEST_TOKEN, startTestApp, type TestApp, type TestOrg } from '../support/app';
 import { expectGatewayError, fill, routeTable, type RouteEntry } from './abuse-support';
 
-const METRICS_TOKEN = 'test-metrics-token-abuse-4242';
+const METRICS_TOKEN = 'test-metrics-token-abuse-4242-abcdef';
 
 type Guard = 'admin' | 'metrics' | 'session' | 'operator-docs' | 'apikey' | 'ingest' | 'public';
 

@@ -13,7 +13,7 @@ import { REDIS_URL } from '../support/database';
 import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
 
-const METRICS_TOKEN = 'test-metrics-token-secret-5150';
+const METRICS_TOKEN = 'test-metrics-token-secret-5150-abcdef';
 const RULES = '/v1/platform/notification-rules';
 
 /** Writes `head` to a fresh connection and returns whatever comes back before the server closes it. */

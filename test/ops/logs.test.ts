@@ -7,7 +7,7 @@ import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipel
 import type { TestSmtpServer } from '../support/smtp';
 
 const SMTP_PASSWORD = 'Sm7p-pa55w0rd-xq9';
-const METRICS_TOKEN = 'test-metrics-token-9876543210';
+const METRICS_TOKEN = 'test-metrics-token-9876543210-abcdef';
 
 type Line = Record<string, unknown> & { msg?: string };
 

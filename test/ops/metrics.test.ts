@@ -7,7 +7,7 @@ import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipel
 import { parsePrometheus, samplesOf, valueOf, type Sample } from '../support/prometheus';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
 
-const METRICS_TOKEN = 'test-metrics-token-0123456789';
+const METRICS_TOKEN = 'test-metrics-token-0123456789-abcdef';
 
 describe('/metrics after deliveries end to end', () => {
   let smtp: TestSmtpServer;

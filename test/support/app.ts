@@ -7,8 +7,16 @@ import { createRedis } from '@notify/queues';
 import { createDeps, type AppDeps } from '../../apps/api/src/deps';
 import { createTestDatabase, DATABASE_URL, REDIS_URL } from './database';
 
-export const ADMIN_TOKEN = 'test-admin-token-0123456789';
-export const INGEST_TOKEN = 'test-ingest-token-0123456789';
+// At least 32 characters, as the configuration demands of every token.
+export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+export const INGEST_TOKEN = 'test-ingest-token-0123456789abcdef';
+
+/**
+ * Tests send wrong credentials by the hundred from one address (the abuse suites try every one on
+ * every route); the budgets of failed authentication are lifted unless a test sets its own
+ * (test/api/auth-throttle.test.ts).
+ */
+export const GENEROUS_AUTH_BUDGETS = { AUTH_FAILURES_PER_ADDRESS: '1000000', AUTH_FAILURES_TOTAL: '100000000' };
 
 export interface TestOrg {
   id: string;
@@ -46,6 +54,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: St
     LOG_LEVEL: 'silent',
     DOCS_URL: 'https://docs.example.test/notification-rules',
     QUEUE_PREFIX: `test-${randomBytes(4).toString('hex')}`,
+    ...GENEROUS_AUTH_BUDGETS,
     ...env,
   });
   const redis = createRedis(REDIS_URL, 'notify-test');

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { startProcess, type RunningProcess } from '../../apps/server/src/process';
-import { ADMIN_TOKEN, INGEST_TOKEN } from './app';
+import { ADMIN_TOKEN, GENEROUS_AUTH_BUDGETS, INGEST_TOKEN } from './app';
 import { createTestDatabase, DATABASE_URL, REDIS_URL } from './database';
 import type { TestSmtpServer } from './smtp';
 import type { LightMyRequestResponse } from 'fastify';
@@ -60,6 +60,7 @@ export async function startPipeline(smtp: TestSmtpServer, env: Record<string, st
       MAIL_BACKOFF_MS: '50',
       MAIL_ATTEMPTS: '6',
       DOCS_URL: `http://${url.host}/docs`,
+      ...GENEROUS_AUTH_BUDGETS,
       ...env,
     },
   });

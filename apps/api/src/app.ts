@@ -7,6 +7,7 @@ import type { AppDeps } from './deps';
 import { addAssetFiltersKeyword, addFiltersKeyword } from './plugins/ajv-filters';
 import { addStrictUuidFormat } from './plugins/ajv-uuid-format';
 import adminSessionPlugin from './plugins/admin-session';
+import { AuthThrottle } from './plugins/auth-throttle';
 import authPlugin from './plugins/auth';
 import errorsPlugin, { applicationBody } from './plugins/errors';
 import { KeyCache } from './plugins/key-cache';
@@ -49,6 +50,15 @@ export async function buildApp(deps: AppDeps, options: { logger?: FastifyServerO
     genReqId: () => randomUUID(),
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
     bodyLimit: config.http.bodyLimitBytes,
+    // A client sending its request a byte at a time (slow loris) holds a socket until this cuts it (408).
+    requestTimeout: config.http.requestTimeoutMs,
+    connectionTimeout: config.http.connectionTimeoutMs,
+    http: {
+      // Node checks request deadlines on this timer (30 s by default, longer than a short deadline).
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(config.http.requestTimeoutMs / 10))),
+      // The headers' own deadline (Node: 60 s) may not outlast the whole request's.
+      headersTimeout: Math.min(60_000, config.http.requestTimeoutMs),
+    },
     trustProxy: config.http.trustProxy,
     // Ids are opaque: a long one is routed (and then not found) rather than refused by the router.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
@@ -122,12 +132,13 @@ export async function buildApp(deps: AppDeps, options: { logger?: FastifyServerO
   });
 
   const keyCache = new KeyCache((key) => findPrincipalByKey(deps.db, key), config.apiKeyCacheMs);
+  const throttle = new AuthThrottle({ redis: deps.redis, prefix: config.queuePrefix, ...config.authFailures });
 
   app.addSchema(GatewayErrorBody);
   app.addSchema(ApplicationErrorBody);
   await app.register(requestIdPlugin);
   await app.register(errorsPlugin, { docsUrl });
-  await app.register(metricsPlugin, { metrics: deps.metrics, tokens: [config.adminToken, config.metricsToken] });
+  await app.register(metricsPlugin, { metrics: deps.metrics, tokens: [config.adminToken, config.metricsToken], throttle });
   // Before auth: the operator console's session counts as admin on /admin/v1 (see the plugin).
   await app.register(adminSessionPlugin, {
     adminToken: config.adminToken,
@@ -142,6 +153,7 @@ export async function buildApp(deps: AppDeps, options: { logger?: FastifyServerO
     prefix: config.queuePrefix,
     adminToken: config.adminToken,
     ingestTokens: config.ingestTokens,
+    throttle,
   });
   await app.register(openapiPlugin);
   await app.register(healthRoutes, { deps });
@@ -151,7 +163,7 @@ export async function buildApp(deps: AppDeps, options: { logger?: FastifyServerO
   await app.register(adminRoutes, { deps, keyCache });
   await app.register(adminPipelineRoutes, { deps });
   await app.register(adminOrganizationRuleRoutes, { deps });
-  await app.register(adminConsoleRoutes, { deps });
+  await app.register(adminConsoleRoutes, { deps, throttle });
   await app.register(ingestRoutes, { deps });
   app.log.debug({ header: REQUEST_ID_HEADER }, 'app built');
   return { app, keyCache };

@@ -23,7 +23,10 @@ export interface AppDeps {
 
 export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): AppDeps {
   const logger = overrides.logger ?? createLogger({ level: config.logLevel, name: 'api' });
-  const db = overrides.db ?? createDatabase({ url: config.databaseUrl, schema: config.databaseSchema, poolSize: config.databasePoolSize });
+  // The API's work is bounded in time; the workers build their own pool without the bound (apps/server).
+  const db =
+    overrides.db ??
+    createDatabase({ url: config.databaseUrl, schema: config.databaseSchema, poolSize: config.databasePoolSize, statementTimeoutMs: config.apiStatementTimeoutMs });
   const redis = overrides.redis ?? createRedis(config.redis, 'notify-api');
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
   const queues =

@@ -1,5 +1,5 @@
 import { loadConfig, type Config } from '@notify/config';
-import { migrate } from '@notify/db';
+import { createDatabase, migrate } from '@notify/db';
 import { buildApp, closeDeps, createDeps, type AppDeps } from '@notify/api';
 import { createRedis, subscribeToKeyInvalidations } from '@notify/queues';
 import type { MailTransport } from '@notify/mail';
@@ -37,8 +37,13 @@ export async function startProcess(
   const deps = createDeps(config, options.logDestination ? { logger: createLogger({ level: config.logLevel, name: 'api', destination: options.logDestination }) } : {});
   const { logger } = deps;
   await migrate({ url: config.databaseUrl, schema: config.databaseSchema, logger: { info: (m) => logger.info(m), warn: (m) => logger.warn(m) } });
+  // The API's pool cancels statements past API_STATEMENT_TIMEOUT_MS; the workers' set-based statements
+  // (a digest of thousands of matches, a reconcile) may run longer, so they have a pool of their own.
+  const workerDb = config.roles.some((role) => role !== 'api')
+    ? createDatabase({ url: config.databaseUrl, schema: config.databaseSchema, poolSize: config.databasePoolSize })
+    : undefined;
   const runtime = await startWorkerRoles({
-    config, db: deps.db, queues: deps.queues, logger, roles: config.roles, transport: options.transport, now: options.now, metrics: deps.metrics,
+    config, db: workerDb ?? deps.db, queues: deps.queues, logger, roles: config.roles, transport: options.transport, now: options.now, metrics: deps.metrics,
   });
   deps.roles = { names: runtime.roles, isReady: () => runtime.isReady(), checks: runtime.checks };
 
@@ -72,6 +77,7 @@ export async function startProcess(
         await runtime.close({ deadline });
         await subscriber?.quit().catch(() => {});
         await closeDeps(deps);
+        await workerDb?.close().catch(() => {});
         logger.info('stopped');
       })();
       return stopping;

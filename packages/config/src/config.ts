@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /** Splits a comma-separated variable into trimmed, non-empty items. */
@@ -26,6 +27,52 @@ const hostPortList = commaList.pipe(
   ),
 );
 
+/** Operator, ingest and metrics tokens: guessing one must be hopeless (e.g. `openssl rand -hex 24`). */
+export const MIN_TOKEN_LENGTH = 32;
+const tooShort = `must be at least ${MIN_TOKEN_LENGTH} characters (e.g. the output of \`openssl rand -hex 24\`)`;
+const optionalToken = optionalSecret.refine((value) => value === undefined || value.length >= MIN_TOKEN_LENGTH, tooShort);
+const tokenList = commaList.refine((values) => values.every((value) => value.length >= MIN_TOKEN_LENGTH), `every token ${tooShort}`);
+
+/** proxy-addr's names for address ranges, accepted in a TRUST_PROXY list. */
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function isAddressOrCidr(item: string): boolean {
+  if (PROXY_RANGE_NAMES.has(item)) return true;
+  const slash = item.indexOf('/');
+  const address = slash === -1 ? item : item.slice(0, slash);
+  const version = isIP(address);
+  if (version === 0) return false;
+  if (slash === -1) return true;
+  const bits = item.slice(slash + 1);
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (version === 4 ? 32 : 128);
+}
+
+/**
+ * Which hops in front of the service may say who the client is (Fastify's `trustProxy`): `false`,
+ * or the proxies' addresses and CIDR ranges; X-Forwarded-For is read only from them, right to left,
+ * up to the first address that is not a trusted proxy. `true` would trust whatever a client writes in
+ * X-Forwarded-For (and so let it pick its own address for every per-address limit), and a hop count
+ * cannot tell a proxy from a client that reaches the service directly (Fastify 5 trusts nothing for
+ * one): both are refused.
+ */
+const trustProxy = z
+  .string()
+  .default('false')
+  .transform((value, context): false | string[] => {
+    const text = value.trim();
+    if (text === '' || text === 'false') return false;
+    const items = text.split(',').map((item) => item.trim()).filter(Boolean);
+    if (items.length > 0 && items.every(isAddressOrCidr)) return items;
+    context.addIssue({
+      code: 'custom',
+      message:
+        text === 'true' || /^\d+$/.test(text)
+          ? `name the trusted proxies by address or CIDR (e.g. 10.0.0.0/8 or loopback); ${text === 'true' ? 'true would trust any X-Forwarded-For a client sends' : 'a hop count cannot tell a proxy from a client connecting directly'}`
+          : 'expected false or comma-separated proxy addresses/CIDRs (or loopback, linklocal, uniquelocal)',
+    });
+    return z.NEVER;
+  });
+
 const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
 // One schema per concern; each reads only its own variables.
@@ -35,15 +82,18 @@ const httpSchema = z.object({
   DOCS_URL: z.url().optional(),
   PUBLIC_URL: z.url().optional(),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
-  TRUST_PROXY: z
-    .enum(['true', 'false'])
-    .default('false')
-    .transform((value) => value === 'true'),
+  /** A request (headers and body) must arrive within this long from its first byte, or the connection is cut with a 408. */
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  /** A connection that sends or receives nothing for this long is closed. */
+  HTTP_CONNECTION_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
+  TRUST_PROXY: trustProxy,
 });
 
 const storesSchema = z.object({
   DATABASE_URL: z.string().min(1).default('postgresql://postgres@127.0.0.1:5432/postgres'),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  /** PostgreSQL cancels any statement of the API's connections that runs longer (the workers' have no bound). */
+  API_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(10).max(600_000).default(5000),
   /** The PostgreSQL schema that holds the tables (PostgreSQL limits names to 63 bytes). */
   DATABASE_SCHEMA: z.string().min(1).max(63).default('public'),
   REDIS_URL: z.string().min(1).default('redis://127.0.0.1:6379'),
@@ -59,10 +109,15 @@ const storesSchema = z.object({
 });
 
 const authSchema = z.object({
-  ADMIN_TOKEN: optionalSecret,
-  INGEST_TOKEN: commaList,
+  ADMIN_TOKEN: optionalToken,
+  INGEST_TOKEN: tokenList,
   /** A bearer token that may read /metrics (besides ADMIN_TOKEN), so Prometheus need not hold the admin token. */
-  METRICS_TOKEN: optionalSecret,
+  METRICS_TOKEN: optionalToken,
+  /** Failed authentications one client address may have per window before it is refused (429). */
+  AUTH_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).max(1_000_000).default(20),
+  /** Failed authentications all clients together may have per window before unknown keys are refused without a lookup. */
+  AUTH_FAILURES_TOTAL: z.coerce.number().int().min(1).max(100_000_000).default(2000),
+  AUTH_FAILURE_WINDOW_MS: z.coerce.number().int().min(1000).max(86_400_000).default(60_000),
   /** How long a validated API key may be trusted without asking the database. */
   API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(1000).default(1000),
 });
@@ -179,10 +234,15 @@ export interface Config {
     docsUrl: string | undefined;
     publicUrl: string | undefined;
     bodyLimitBytes: number;
-    trustProxy: boolean;
+    /** Fastify's `trustProxy`: false, or the proxies' addresses/CIDRs. */
+    trustProxy: false | string[];
+    requestTimeoutMs: number;
+    connectionTimeoutMs: number;
   };
   databaseUrl: string;
   databasePoolSize: number;
+  /** `statement_timeout` of the API's database connections. */
+  apiStatementTimeoutMs: number;
   /** PostgreSQL schema of the tables; `public` unless DATABASE_SCHEMA says otherwise. */
   databaseSchema: string;
   /** Where Redis is: one node (REDIS_URL), a cluster (REDIS_CLUSTER_NODES) or a master watched by sentinels. */
@@ -194,6 +254,8 @@ export interface Config {
   /** Bearer token for /metrics besides the admin token. */
   metricsToken: string | undefined;
   apiKeyCacheMs: number;
+  /** Budgets of failed authentication per client address and for all clients, per window. */
+  authFailures: { perAddress: number; total: number; windowMs: number };
   mail: { smtpUrl: string | undefined; from: string; outboxDir: string; maxConnections: number; attempts: number; backoffMs: number };
   roles: Role[];
   pipeline: {
@@ -274,9 +336,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       publicUrl: http.PUBLIC_URL,
       bodyLimitBytes: http.BODY_LIMIT_BYTES,
       trustProxy: http.TRUST_PROXY,
+      requestTimeoutMs: http.HTTP_REQUEST_TIMEOUT_MS,
+      connectionTimeoutMs: http.HTTP_CONNECTION_TIMEOUT_MS,
     },
     databaseUrl: stores.DATABASE_URL,
     databasePoolSize: stores.DATABASE_POOL_SIZE,
+    apiStatementTimeoutMs: stores.API_STATEMENT_TIMEOUT_MS,
     databaseSchema: stores.DATABASE_SCHEMA,
     redis,
     queuePrefix: stores.QUEUE_PREFIX,
@@ -284,6 +349,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ingestTokens: auth.INGEST_TOKEN,
     metricsToken: auth.METRICS_TOKEN,
     apiKeyCacheMs: auth.API_KEY_CACHE_MS,
+    authFailures: { perAddress: auth.AUTH_FAILURES_PER_ADDRESS, total: auth.AUTH_FAILURES_TOTAL, windowMs: auth.AUTH_FAILURE_WINDOW_MS },
     mail: {
       smtpUrl: mail.SMTP_URL,
       from: mail.MAIL_FROM,

@@ -9,6 +9,11 @@ export interface DatabaseOptions {
   /** A PostgreSQL schema other than `public`; tests give each file its own. */
   schema?: string;
   poolSize?: number;
+  /**
+   * Cancels any statement of this pool's connections that runs longer (PostgreSQL `statement_timeout`,
+   * lock waits included); unset: no bound. The API's pool has one, the workers' set-based statements do not.
+   */
+  statementTimeoutMs?: number;
 }
 
 /**
@@ -62,7 +67,7 @@ export function createDatabase(options: DatabaseOptions): Database {
     connectionString: options.url,
     max: options.poolSize ?? 10,
     // Raw queries find the same tables Prisma does.
-    options: `-c search_path=${quoteIdent(schema)}`,
+    options: `-c search_path=${quoteIdent(schema)}${options.statementTimeoutMs ? ` -c statement_timeout=${Math.floor(options.statementTimeoutMs)}` : ''}`,
   });
   // A dropped connection is replaced by the pool; without a listener the error would crash the process.
   pool.on('error', () => {});

@@ -9,4 +9,4 @@ export * from './rules';
 export { findSchemaDrift, SCHEMA_PRISMA_PATH, type DriftReport, type FindSchemaDriftOptions } from './schema-drift';
 export * from './deliveries';
 export * from './assets';
-export { isDatabaseUnavailable } from './unavailable';
+export { isDatabaseUnavailable, isStatementTimeout } from './unavailable';

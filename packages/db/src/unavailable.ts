@@ -26,3 +26,15 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * Whether PostgreSQL cancelled a statement because it ran past `statement_timeout` (SQLSTATE 57014,
+ * query_canceled, with its message: a cancel by an operator has the same state and another message).
+ */
+export function isStatementTimeout(error: unknown): boolean {
+  for (const { code, message } of causeChain(error)) {
+    if (typeof message === 'string' && message.includes('canceling statement due to statement timeout')) return true;
+    if (code === '57014' && typeof message === 'string' && /statement timeout/i.test(message)) return true;
+  }
+  return false;
+}

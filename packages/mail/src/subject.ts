@@ -1,5 +1,6 @@
 import type { Frequency } from '@notify/core';
 import type { MailContent } from './mail-content';
+import { maskText } from './mask-secrets';
 import { singleLine, truncate } from './sanitize';
 import { countedEvents, countedScope, scopeLabel } from './scope-labels';
 
@@ -31,7 +32,7 @@ export function buildSubject(content: MailContent): string {
   } else {
     body = countedScope(content.scope, count);
     const only = count === 1 ? content.events[0] : undefined;
-    const title = only ? singleLine(only.title, 120) : '';
+    const title = only ? singleLine(maskText(only.title), 120) : '';
     if (title) body += `: ${title}`;
   }
   return truncate(`[${organization}] ${body}`, MAX_SUBJECT_LENGTH);

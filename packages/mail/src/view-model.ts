@@ -3,6 +3,7 @@ import { effectiveZone, formatDateTime } from './format-date';
 import { groupEvents } from './group-events';
 import type { EventDetails } from '@notify/core';
 import type { MailContent } from './mail-content';
+import { maskEvent, maskText } from './mask-secrets';
 import { httpUrl, multiLine, singleLine, truncate } from './sanitize';
 import { countedEvents, countedScope, scopeLabel } from './scope-labels';
 import { buildSubject, digestLabel } from './subject';
@@ -75,7 +76,9 @@ function dataValue(value: unknown): string {
   }
 }
 
-function eventView(event: EventDetails, zone: string): EventView {
+function eventView(shown: EventDetails, zone: string): EventView {
+  // Secrets a finding carries (a leaked password, token, card number) never reach the e-mail.
+  const event = maskEvent(shown, { tags: MAX_TAGS, data: MAX_DATA_ENTRIES });
   const tags = Array.isArray(event.tags)
     ? event.tags.slice(0, MAX_TAGS).map((tag) => singleLine(String(tag), 60)).filter(Boolean)
     : [];
@@ -100,7 +103,7 @@ function eventView(event: EventDetails, zone: string): EventView {
 /** The line inboxes show after the subject: the event itself, or what the counts add up to. */
 function preheader(events: readonly EventDetails[], totals: string, severities: { label: string; count: number }[]): string {
   const only = events.length === 1 ? events[0] : undefined;
-  if (only) return truncate(`${singleLine(only.asset, 100)}: ${singleLine(only.title, 150)}`, 200);
+  if (only) return truncate(`${singleLine(only.asset, 100)}: ${singleLine(maskText(only.title), 150)}`, 200);
   const breakdown = severities.map((s) => `${s.count} ${s.label.toLowerCase()}`).join(', ');
   return breakdown ? `${totals} — ${breakdown}` : totals;
 }

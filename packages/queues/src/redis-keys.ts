@@ -13,8 +13,12 @@ export interface RedisKeys {
   ruleListVersion(organizationId: string): string;
   /** A revoked operator console session, kept until the session would have expired. */
   adminSessionRevoked(sessionId: string): string;
-  /** Wrong operator tokens tried at the console's login from one client address. */
-  adminLoginFailures(address: string): string;
+  /**
+   * Failed authentication of one client address, and of the whole fleet (`authFailuresTotal`): one
+   * script counts both, so they share a hash tag (one cluster slot).
+   */
+  authFailures(address: string): string;
+  readonly authFailuresTotal: string;
 }
 
 /** Pub/sub channels: a message on one reaches every process of the deployment. */
@@ -31,7 +35,8 @@ export function redisKeys(prefix: string): RedisKeys {
     rateLimit: `${prefix}:rl:`,
     ruleListVersion: (organizationId) => `${prefix}:rules-version:${organizationId}`,
     adminSessionRevoked: (sessionId) => `${prefix}:admin-session:revoked:${sessionId}`,
-    adminLoginFailures: (address) => `${prefix}:admin-login-failures:${address}`,
+    authFailures: (address) => `${prefix}:{auth-failures}:${address}`,
+    authFailuresTotal: `${prefix}:{auth-failures}:*`,
   };
 }
 

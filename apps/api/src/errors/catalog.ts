@@ -13,6 +13,7 @@ export const gatewayErrors = {
   noRoute: { status: 404, message: 'no Route matched with those values' },
   rateLimited: { status: 429, message: 'API rate limit exceeded' },
   quotaExceeded: { status: 429, message: 'API quota exceeded' },
+  authThrottled: { status: 429, message: 'Too many failed authentication attempts' },
 } as const;
 
 export const applicationErrors = {
@@ -26,6 +27,7 @@ export const applicationErrors = {
   unsupportedMediaType: { status: 415, code: 10415, details: 'Unsupported media type. Send Content-Type: application/json.' },
   internal: { status: 500, code: 10500, details: 'An unexpected error occurred. Please try again later.' },
   unavailable: { status: 503, code: 10503, details: 'The service is temporarily unavailable. Please try again later.' },
+  statementTimeout: { status: 503, code: 10503, details: 'The request took too long to process and was stopped. Narrow it (fewer or simpler conditions) or try again later.' },
   upstreamUnavailable: { status: 502, code: 10502, details: 'An upstream server (e.g. WHOIS) could not be reached or refused the query. Please try again later.' },
   upstreamTimeout: { status: 504, code: 10504, details: 'An upstream server (e.g. WHOIS) did not answer in time. Please try again later.' },
 } as const;

@@ -1,14 +1,14 @@
-import { timingSafeEqual, createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import rateLimit from '@fastify/rate-limit';
-import type { RedisClient } from '@notify/queues';
 import { isWellFormedApiKey } from '@notify/core';
 import type { KeyPrincipal, PlanGroup } from '@notify/db';
 import { GatewayError } from '../errors/catalog';
+import { checkCheapCredential, throttled, type AuthThrottle } from './auth-throttle';
 import type { KeyCache } from './key-cache';
 import { LeasedRateLimitCounters, leasedStore } from './leased-rate-limit-store';
-import { redisKeys } from '@notify/queues';
+import { redisKeys, type RedisClient } from '@notify/queues';
+import { bearerToken, sameSecret } from './bearer';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -32,26 +32,12 @@ export interface AuthPluginOptions {
   /** 0: one Redis call per request; otherwise counters settle with Redis this often. */
   adminToken: string | undefined;
   ingestTokens: string[];
+  /** Counts failed authentication per client address and in total (plugins/auth-throttle.ts). */
+  throttle: AuthThrottle;
 }
 
 const KEY_CHALLENGE = { 'www-authenticate': 'Key' };
 const MONTH_MS = 32 * 24 * 3600 * 1000;
-
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
-}
-
-/** Compares secrets in constant time (hashing first evens out their lengths). */
-function sameSecret(presented: string, expected: string): boolean {
-  return timingSafeEqual(digest(presented), digest(expected));
-}
-
-function bearer(request: FastifyRequest): string | undefined {
-  const header = request.headers.authorization;
-  if (typeof header !== 'string') return undefined;
-  const match = /^Bearer\s+(.+)$/i.exec(header.trim());
-  return match?.[1];
-}
 
 function monthOf(now: Date): string {
   return `${now.getUTCFullYear()}-${String(now.getUTCMonth() + 1).padStart(2, '0')}`;
@@ -82,13 +68,44 @@ async function authPlugin(app: FastifyInstance, options: AuthPluginOptions): Pro
     timeWindow: MONTH_MS,
   });
 
+  const { throttle } = options;
+  const badKey = () => new GatewayError('unauthorized', KEY_CHALLENGE);
+
   async function authenticateKey(request: FastifyRequest): Promise<KeyPrincipal> {
     const raw = request.headers.apikey;
     const key = Array.isArray(raw) ? raw[0] : raw;
     if (key === undefined || key.trim() === '') throw new GatewayError('missingApiKey', KEY_CHALLENGE);
-    if (!isWellFormedApiKey(key.trim())) throw new GatewayError('unauthorized', KEY_CHALLENGE);
-    const principal = await options.keyCache.resolve(key.trim());
-    if (!principal) throw new GatewayError('unauthorized', KEY_CHALLENGE);
+    const presented = key.trim();
+    const blocked = throttle.refusal(request.ip);
+    if (blocked) throw throttled(blocked);
+    if (!isWellFormedApiKey(presented)) {
+      const verdict = await throttle.failed(request.ip);
+      throw verdict.allowed ? badKey() : throttled(verdict);
+    }
+    // What this instance checked within API_KEY_CACHE_MS costs the database nothing: judged at once.
+    const known = options.keyCache.cached(presented);
+    if (known) return known;
+    if (known === null) {
+      const verdict = await throttle.failed(request.ip);
+      throw verdict.allowed ? badKey() : throttled(verdict);
+    }
+    // A lookup costs a query: the attempt is counted before it, and given back if the key is right.
+    // In a flood (the fleet over its budget) only keys this instance has seen valid are looked up.
+    const familiar = options.keyCache.wasValid(presented);
+    const flooded = familiar ? undefined : throttle.totalRefusal();
+    if (flooded) throw throttled(flooded);
+    const verdict = await throttle.reserve(request.ip, { familiar });
+    if (!verdict.allowed) throw throttled(verdict);
+    let principal: KeyPrincipal | null;
+    try {
+      principal = await options.keyCache.resolve(presented);
+    } catch (error) {
+      // The database failed, not the client: the try is given back (the answer is a 503).
+      throttle.succeeded(request.ip);
+      throw error;
+    }
+    if (!principal) throw badKey();
+    throttle.succeeded(request.ip);
     return principal;
   }
 
@@ -138,17 +155,25 @@ async function authPlugin(app: FastifyInstance, options: AuthPluginOptions): Pro
       case 'admin': {
         // The operator console: a valid session cookie plus its CSRF header (plugins/admin-session.ts).
         if (request.adminSession) return;
-        const token = bearer(request);
-        if (!options.adminToken || !token || !sameSecret(token, options.adminToken)) {
-          throw new GatewayError('unauthorized', { 'www-authenticate': 'Bearer realm="admin"' });
-        }
+        const token = bearerToken(request);
+        await checkCheapCredential(
+          throttle,
+          request,
+          token,
+          () => options.adminToken !== undefined && token !== undefined && sameSecret(token, options.adminToken),
+          () => new GatewayError('unauthorized', { 'www-authenticate': 'Bearer realm="admin"' }),
+        );
         return;
       }
       case 'ingest': {
-        const token = bearer(request);
-        if (!token || !options.ingestTokens.some((expected) => sameSecret(token, expected))) {
-          throw new GatewayError('unauthorized', { 'www-authenticate': 'Bearer realm="ingest"' });
-        }
+        const token = bearerToken(request);
+        await checkCheapCredential(
+          throttle,
+          request,
+          token,
+          () => token !== undefined && options.ingestTokens.some((expected) => sameSecret(token, expected)),
+          () => new GatewayError('unauthorized', { 'www-authenticate': 'Bearer realm="ingest"' }),
+        );
         return;
       }
       case 'public':

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Conflict, NotFound, schemaErrorsToIssues, ValidationFailed, type FieldIssue, type SchemaError } from '@notify/core';
-import { isDatabaseUnavailable } from '@notify/db';
+import { isDatabaseUnavailable, isStatementTimeout } from '@notify/db';
 import { ApplicationError, applicationErrors, GatewayError, gatewayErrors, type ApplicationErrorName } from '../errors/catalog';
 
 declare module 'fastify' {
@@ -73,6 +73,11 @@ async function errorsPlugin(app: FastifyInstance, options: ErrorPluginOptions): 
       request.log.info({ err: error }, 'client error');
       // A client error the catalog has no entry for is a bad request: no code outside the catalog.
       return send(reply, APPLICATION_ERROR_BY_STATUS.get(status) ?? 'badRequest', error.message);
+    }
+    if (isStatementTimeout(error)) {
+      // API_STATEMENT_TIMEOUT_MS stopped it: the request asked for too much, the service is fine.
+      request.log.warn({ err: error }, 'statement timeout');
+      return send(reply, 'statementTimeout');
     }
     // Never a stack trace or SQL in a body: the details stay in the log, under this request's id.
     request.log.error({ err: error }, 'unhandled error');

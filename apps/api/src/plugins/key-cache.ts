@@ -23,6 +23,20 @@ export class KeyCache {
     private readonly maxEntries = 50_000,
   ) {}
 
+  /** The answer this cache holds for `key` now (null: a known unknown key), or undefined when it must be looked up. */
+  cached(key: string, now = Date.now()): KeyPrincipal | null | undefined {
+    const entry = this.entries.get(hashApiKey(key));
+    return entry && entry.expiresAt > now ? entry.principal : undefined;
+  }
+
+  /**
+   * Whether this instance has seen `key` valid since the last invalidation, however long ago (entries
+   * outlive their TTL until evicted): such a key is no guess, and is looked up even in a flood.
+   */
+  wasValid(key: string): boolean {
+    return Boolean(this.entries.get(hashApiKey(key))?.principal);
+  }
+
   async resolve(key: string, now = Date.now()): Promise<KeyPrincipal | null> {
     const hash = hashApiKey(key);
     const entry = this.entries.get(hash);

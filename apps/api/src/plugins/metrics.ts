@@ -2,12 +2,15 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Metrics } from '@notify/observability';
 import { GatewayError } from '../errors/catalog';
+import { checkCheapCredential, type AuthThrottle } from './auth-throttle';
 import { bearerToken, sameSecret } from './bearer';
 
 export interface MetricsPluginOptions {
   metrics: Metrics;
   /** Bearer tokens that may read /metrics (the admin token and METRICS_TOKEN); none set: every scrape is refused. */
   tokens: ReadonlyArray<string | undefined>;
+  /** Wrong tokens count as failed authentication of their address (plugins/auth-throttle.ts). */
+  throttle: AuthThrottle;
 }
 
 /** The label of requests no route matched: raw URLs would make a label per scanner probe. */
@@ -34,9 +37,13 @@ async function metricsPlugin(app: FastifyInstance, options: MetricsPluginOptions
     schema: { hide: true },
     onRequest: async (request) => {
       const token = bearerToken(request);
-      if (token === undefined || !tokens.some((expected) => sameSecret(token, expected))) {
-        throw new GatewayError('unauthorized', { 'www-authenticate': 'Bearer realm="metrics"' });
-      }
+      await checkCheapCredential(
+        options.throttle,
+        request,
+        token,
+        () => token !== undefined && tokens.some((expected) => sameSecret(token, expected)),
+        () => new GatewayError('unauthorized', { 'www-authenticate': 'Bearer realm="metrics"' }),
+      );
     },
   }, async (_request, reply) => reply.type(metrics.contentType).send(await metrics.render()));
 }

@@ -59,7 +59,12 @@ strategy clauses up to 50 conditions (conditions do not nest: a strategy is at m
 a list value up to 100 items, text values up to 1,024 characters; each is a 400 naming its path. A request
 body over 1 MiB (by default; 16 MiB for ingest) is a 413. Dates (list filters, event times) are ISO 8601 with years 1 to 9999;
 text may not contain NUL characters. Unknown body fields are ignored. Rate limits and the monthly quota depend on the organization's plan
-and are reported in \`RateLimit-*\` headers; a 429 carries \`Retry-After\`.`;
+and are reported in \`RateLimit-*\` headers; a 429 carries \`Retry-After\`.
+Failed authentication (a wrong, unknown or malformed key) counts against the client's address: past its
+budget (20 a minute by default) every call from it is a 429 \`Too many failed authentication attempts\`
+with \`Retry-After\`, whatever key it presents, until the window ends. A request whose database work runs
+past its time bound (5 s by default) is stopped and answers 503; a request that takes longer than 30 s to
+arrive is cut with a 408.`;
 
 const ADMIN_DESCRIPTION = `The operator API of the notification service: organizations, their members and
 API keys, and the delivery pipeline (flush a rule's digest, list deliveries, retry a failed e-mail).

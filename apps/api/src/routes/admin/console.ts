@@ -3,8 +3,8 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../../deps';
 import { GatewayError } from '../../errors/catalog';
 import { sendGateway } from '../../plugins/errors';
+import type { AuthThrottle } from '../../plugins/auth-throttle';
 import { queuesDashboard, QUEUES_PATH } from './queues-dashboard';
-import { redisKeys } from '@notify/queues';
 
 /**
  * The operator's browser side of `/admin`: a login with ADMIN_TOKEN, the queue dashboard
@@ -20,10 +20,6 @@ const asset = (name: string) => readFileSync(new URL(`./console-assets/${name}`,
 const CONSOLE_HTML = asset('console.html');
 const CONSOLE_JS = asset('console.js');
 const CONSOLE_CSS = asset('console.css');
-
-/** Failed logins allowed per client address and window before the login answers 429. */
-const LOGIN_FAILURES_ALLOWED = 20;
-const LOGIN_WINDOW_MS = 60_000;
 
 const SECURITY_HEADERS = {
   'content-security-policy':
@@ -101,11 +97,10 @@ function html(reply: FastifyReply, status: number, body: string): FastifyReply {
   return reply.code(status).type('text/html; charset=utf-8').send(body);
 }
 
-export const adminConsoleRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
+export const adminConsoleRoutes: FastifyPluginAsync<{ deps: AppDeps; throttle: AuthThrottle }> = async (app, { deps, throttle }) => {
   const sessions = app.adminSessions;
   const config = { auth: 'public' } as const;
   const schema = { hide: true };
-  const failureKey = (request: FastifyRequest) => redisKeys(deps.config.queuePrefix).adminLoginFailures(request.ip);
 
   // The login form is the only body these pages take.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 8192 }, (_request, body, done) => {
@@ -130,21 +125,18 @@ export const adminConsoleRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
     const next = safeNext(body.next);
     if (!fromSameOrigin(request)) return html(reply, 403, loginPage({ next, error: 'This form must be sent from this service’s own login page.' }));
     if (!sessions.enabled) return html(reply, 503, loginPage({ next, error: 'Operator login is off: ADMIN_TOKEN is not set.' }));
-    const failures = Number(await deps.redis.get(failureKey(request)).catch(() => null)) || 0;
-    if (failures >= LOGIN_FAILURES_ALLOWED) {
-      reply.header('retry-after', Math.ceil(LOGIN_WINDOW_MS / 1000));
-      return html(reply, 429, loginPage({ next, error: 'Too many wrong tokens from this address. Try again in a minute.' }));
+    // The try is counted before the token is compared (and given back if it is right), in one Redis
+    // call: parallel tries cannot slip past the budget (plugins/auth-throttle.ts).
+    const verdict = throttle.refusal(request.ip) ?? (await throttle.reserve(request.ip));
+    if (!verdict.allowed) {
+      reply.header('retry-after', verdict.retryAfterSeconds);
+      return html(reply, 429, loginPage({ next, error: 'Too many failed attempts from this address. Try again later.' }));
     }
     if (typeof body.token !== 'string' || !sessions.checkToken(body.token)) {
-      await deps.redis
-        .multi()
-        .incr(failureKey(request))
-        .pexpire(failureKey(request), LOGIN_WINDOW_MS)
-        .exec()
-        .catch((error) => request.log.warn({ err: error }, 'could not count a failed admin login'));
       request.log.warn('failed admin login');
       return html(reply, 401, loginPage({ next, error: 'That token is not right.' }));
     }
+    throttle.succeeded(request.ip);
     sessions.open(request, reply);
     request.log.info('admin logged in');
     return reply.redirect(next, 303);

@@ -1,0 +1,344 @@
+import type { EventDetails } from '@notify/core';
+
+/**
+ * E-mail is not a channel for secrets. Events of credential and breach scopes carry the leaked
+ * secret itself (a password, a token, a card number); the e-mail says enough to recognise the
+ * finding and never the value. Masked, in every part of every e-mail (subject, text, HTML):
+ *
+ * - by field name: the value of a `data` field whose name (at any depth) reads as a secret
+ *   (`password`, `api_key`, `clientSecret`, `x-auth-token`, …; see `isSecretName`), and in free text
+ *   the value after `name=` or `name:` for such a name;
+ * - by shape, anywhere in the title, summary, tags, link and data: card numbers (13–19 digits,
+ *   spaces or dashes between, passing Luhn) keep their last four digits, and long high-entropy
+ *   strings (tokens, keys, hashes) a few characters of each end.
+ *
+ * Everything here is one pass over its input, no regular expressions, so a hostile event costs
+ * time in proportion to its size. The stored event keeps its values; only what is written into an
+ * e-mail is masked.
+ */
+
+export const MASK = '•••••';
+
+/** Words that make a field name secret when they are one of its words (snake, kebab, camel or dotted). */
+const SECRET_WORDS = new Set([
+  'password', 'passwd', 'pwd', 'pass', 'passphrase', 'passcode', 'secret', 'token', 'apikey', 'cvv', 'cvv2', 'cvc',
+  'cvc2', 'cid', 'pin', 'hash', 'session', 'sessionid', 'cookie', 'authorization', 'auth', 'credential', 'otp', 'totp',
+  'salt', 'ssn', 'bearer', 'jwt', 'pan', 'seed', 'mnemonic', 'signature', 'sid',
+]);
+
+/** Names glued together without separators (`userpassword`, `x_api_key` → `xapikey`) still read as secret. */
+const SECRET_PARTS = [
+  'password', 'passwd', 'passphrase', 'secret', 'token', 'apikey', 'accesskey', 'privatekey', 'sshkey', 'signingkey',
+  'encryptionkey', 'masterkey', 'credential', 'authorization', 'cookie', 'session', 'cardnumber', 'securitycode',
+];
+
+const NAME_LIMIT = 128;
+
+function isLower(c: number): boolean {
+  return c >= 97 && c <= 122;
+}
+function isUpper(c: number): boolean {
+  return c >= 65 && c <= 90;
+}
+function isDigit(c: number): boolean {
+  return c >= 48 && c <= 57;
+}
+function isAlnum(c: number): boolean {
+  return isLower(c) || isUpper(c) || isDigit(c);
+}
+
+/** Whether a field name reads as a secret; case-insensitive, camelCase split into words, nested names judged alone. */
+export function isSecretName(name: string): boolean {
+  const text = name.length > NAME_LIMIT ? name.slice(0, NAME_LIMIT) : name;
+  let glued = '';
+  let word = '';
+  const wordIsSecret = () => {
+    const lower = word.toLowerCase();
+    word = '';
+    return lower !== '' && (SECRET_WORDS.has(lower) || (lower.endsWith('s') && SECRET_WORDS.has(lower.slice(0, -1))));
+  };
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (!isAlnum(c)) {
+      if (wordIsSecret()) return true;
+      continue;
+    }
+    const previous = i > 0 ? text.charCodeAt(i - 1) : 0;
+    const next = i + 1 < text.length ? text.charCodeAt(i + 1) : 0;
+    // camelCase and acronyms: `apiKey` → api|Key, `userPIN` → user|PIN, `PINCode` → PIN|Code.
+    if (isUpper(c) && word !== '' && (isLower(previous) || isDigit(previous) || (isUpper(previous) && isLower(next)))) {
+      if (wordIsSecret()) return true;
+    }
+    word += text[i];
+    glued += text[i]!.toLowerCase();
+  }
+  if (wordIsSecret()) return true;
+  return SECRET_PARTS.some((part) => glued.includes(part));
+}
+
+function luhn(digits: string): boolean {
+  let sum = 0;
+  for (let i = 0; i < digits.length; i++) {
+    let d = digits.charCodeAt(digits.length - 1 - i) - 48;
+    if (i % 2 === 1) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+  }
+  return sum % 10 === 0;
+}
+
+function codePoints(value: string, limit: number): string[] {
+  const points: string[] = [];
+  for (const point of value) {
+    points.push(point);
+    if (points.length >= limit) break;
+  }
+  return points;
+}
+
+/**
+ * A secret's whole value: a card number keeps its last four digits, other short or all-digit values
+ * (PINs, CVVs) nothing, longer ones two characters at the start and one at the end (four and two
+ * from 16 characters on). The mask has one length whatever the value's, so it does not tell it.
+ */
+export function maskSecret(value: string): string {
+  const text = value.trim();
+  const card = cardDigits(text);
+  if (card) return `•••• ${card.slice(-4)}`;
+  let allDigits = true;
+  for (let i = 0; i < text.length && allDigits; i++) allDigits = isDigit(text.charCodeAt(i));
+  const head = codePoints(text, 17);
+  if (head.length < 6 || allDigits) return MASK;
+  const long = head.length > 16;
+  const tail = long ? codePoints(text.slice(-8), 8) : head;
+  return `${head.slice(0, long ? 4 : 2).join('')}${MASK}${tail.slice(long ? -2 : -1).join('')}`;
+}
+
+/** The digits of a value that is exactly a card number (separators allowed), or undefined. */
+function cardDigits(text: string): string | undefined {
+  if (text.length > 40) return undefined;
+  const run = digitRun(text, 0);
+  return run && run.end === text.length && run.card ? run.digits : undefined;
+}
+
+interface DigitRun {
+  end: number;
+  digits: string;
+  card: boolean;
+}
+
+/** The run of digits starting at `start`, single spaces or dashes between them; at most 20 digits are kept. */
+function digitRun(text: string, start: number): DigitRun {
+  let digits = '';
+  let count = 0;
+  let i = start;
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    if (isDigit(c)) {
+      if (count < 20) digits += text[i];
+      count++;
+      i++;
+    } else if ((c === 32 || c === 45) && i + 1 < text.length && isDigit(text.charCodeAt(i + 1)) && count > 0) {
+      i++;
+    } else {
+      break;
+    }
+  }
+  // A card number stands alone: not glued to letters or more digits on either side.
+  const before = start > 0 ? text.charCodeAt(start - 1) : 32;
+  const after = i < text.length ? text.charCodeAt(i) : 32;
+  const alone = !isAlnum(before) && !isAlnum(after);
+  return { end: i, digits, card: alone && count >= 13 && count <= 19 && luhn(digits) };
+}
+
+/** Characters of tokens, keys and base64; `.` and `=` are not (JWT parts and `name=value` split there). */
+function isTokenChar(c: number): boolean {
+  return isAlnum(c) || c === 43 || c === 47 || c === 95 || c === 45;
+}
+
+const MIN_TOKEN_LENGTH = 20;
+const counts = new Uint16Array(128);
+
+function isUuid(word: string): boolean {
+  if (word.length !== 36) return false;
+  for (let i = 0; i < 36; i++) {
+    const c = word.charCodeAt(i);
+    const dash = i === 8 || i === 13 || i === 18 || i === 23;
+    if (dash ? c !== 45 : !(isDigit(c) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70))) return false;
+  }
+  return true;
+}
+
+/**
+ * Looks like a key or token: 20 characters or more, and either hexadecimal of 32 or more (hashes,
+ * keys) or mixing letters and digits or cases with the Shannon entropy of random text.
+ * Identifiers (`internal_reporting_service`), paths and UUIDs are left alone.
+ */
+export function isHighEntropy(word: string): boolean {
+  if (word.length < MIN_TOKEN_LENGTH || isUuid(word)) return false;
+  counts.fill(0);
+  let lower = 0;
+  let upper = 0;
+  let digit = 0;
+  let hex = true;
+  for (let i = 0; i < word.length; i++) {
+    const c = word.charCodeAt(i);
+    if (c < 128) counts[c]!++;
+    if (isLower(c)) lower++;
+    else if (isUpper(c)) upper++;
+    else if (isDigit(c)) digit++;
+    if (!(isDigit(c) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70))) hex = false;
+  }
+  let entropy = 0;
+  for (let c = 0; c < 128; c++) {
+    const n = counts[c]!;
+    if (n > 0) {
+      const p = n / word.length;
+      entropy -= p * Math.log2(p);
+    }
+  }
+  if (hex && digit > 0 && word.length >= 32) return entropy >= 3;
+  const classes = (lower > 0 ? 1 : 0) + (upper > 0 ? 1 : 0) + (digit > 0 ? 1 : 0);
+  return classes >= 2 && entropy >= Math.min(4, Math.log2(word.length) - 0.6);
+}
+
+/** Ends the value after `name=` / `name: ` in free text. */
+function endsValue(c: number): boolean {
+  return c === 32 || c === 9 || c === 10 || c === 13 || c === 34 || c === 39 || c === 38 || c === 44 || c === 59 || c === 60 || c === 62;
+}
+
+/**
+ * Masks what free text shows of secrets: card numbers, high-entropy words, and the value after a
+ * secret name followed by `=` or `:` (`password=hunter2`, `"token": "…"`, `Authorization: Bearer …`).
+ */
+export function maskText(text: string): string {
+  const out: string[] = [];
+  let copied = 0;
+  let i = 0;
+  // A run of digit groups that is no card number is judged once, not again from each of its groups.
+  let judgedUntil = 0;
+  const replace = (start: number, end: number, replacement: string) => {
+    if (start > copied) out.push(text.slice(copied, start));
+    out.push(replacement);
+    copied = end;
+  };
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    if (i >= judgedUntil && isDigit(c) && (i === 0 || !isAlnum(text.charCodeAt(i - 1)))) {
+      const run = digitRun(text, i);
+      judgedUntil = run.end;
+      if (run.card) {
+        replace(i, run.end, `•••• ${run.digits.slice(-4)}`);
+        i = run.end;
+        continue;
+      }
+    }
+    if (!isTokenChar(c)) {
+      i++;
+      continue;
+    }
+    let end = i;
+    while (end < text.length && isTokenChar(text.charCodeAt(end))) end++;
+    const word = text.slice(i, end);
+    // The separator is cheap to look for; the name is judged only in front of one.
+    const valueStart = separatorAfter(text, end);
+    if (valueStart >= 0 && isSecretName(word)) {
+      const value = valueFrom(text, valueStart);
+      if (value) {
+        replace(value.start, value.end, maskSecret(text.slice(value.start, value.end)));
+        i = value.end;
+        continue;
+      }
+    }
+    if (isHighEntropy(word)) replace(i, end, maskSecret(word));
+    i = end;
+  }
+  if (copied === 0) return text;
+  if (copied < text.length) out.push(text.slice(copied));
+  return out.join('');
+}
+
+/** Where a value starts after a name + optional quote + `=` or `:` (+ spaces, optional quote); -1 without a separator. */
+function separatorAfter(text: string, from: number): number {
+  let i = from;
+  if (text.charCodeAt(i) === 34 || text.charCodeAt(i) === 39) i++;
+  while (text.charCodeAt(i) === 32) i++;
+  const sep = text.charCodeAt(i);
+  if (sep !== 61 && sep !== 58) return -1;
+  i++;
+  while (text.charCodeAt(i) === 32) i++;
+  if (text.charCodeAt(i) === 34 || text.charCodeAt(i) === 39) i++;
+  return i;
+}
+
+/** The value starting at `from`; after a `Bearer`/`Basic` scheme word, the credential that follows it. */
+function valueFrom(text: string, from: number): { start: number; end: number } | undefined {
+  let start = from;
+  let i = from;
+  while (i < text.length && !endsValue(text.charCodeAt(i))) i++;
+  const scheme = text.slice(start, i).toLowerCase();
+  if ((scheme === 'bearer' || scheme === 'basic') && text.charCodeAt(i) === 32) {
+    // The scheme says what kind of credential it is; the credential is what follows.
+    start = ++i;
+    while (i < text.length && !endsValue(text.charCodeAt(i))) i++;
+  }
+  return i === start ? undefined : { start, end: i };
+}
+
+/** Nodes of one event's data that are looked at; what lies beyond is not shown either (the row is cut at 300 characters). */
+const DATA_NODE_BUDGET = 2000;
+const DATA_DEPTH = 16;
+const OMITTED = '…';
+
+/**
+ * A copy of event data fit for an e-mail: under a secret-named key every value is masked whole, at
+ * any depth; elsewhere strings (and numbers, which may be card numbers) are masked by shape.
+ */
+export function maskData(value: unknown, secret = false, budget = { nodes: DATA_NODE_BUDGET }, depth = 0): unknown {
+  if (--budget.nodes < 0 || depth > DATA_DEPTH) return OMITTED;
+  if (typeof value === 'string') return secret ? maskSecret(value) : maskText(value);
+  if (typeof value === 'number' || typeof value === 'bigint') {
+    const text = String(value);
+    if (secret) return maskSecret(text);
+    const masked = maskText(text);
+    return masked === text ? value : masked;
+  }
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    const items: unknown[] = [];
+    for (const item of value) {
+      if (budget.nodes <= 0) {
+        items.push(OMITTED);
+        break;
+      }
+      items.push(maskData(item, secret, budget, depth + 1));
+    }
+    return items;
+  }
+  // No prototype: a `__proto__` key is copied as data rather than replacing the copy's prototype.
+  const copy: Record<string, unknown> = Object.create(null);
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    if (budget.nodes <= 0) {
+      copy[OMITTED] = OMITTED;
+      break;
+    }
+    copy[maskText(key)] = maskData((value as Record<string, unknown>)[key], secret || isSecretName(key), budget, depth + 1);
+  }
+  return copy;
+}
+
+/** The event as an e-mail may show it; `listedTags` and `listedData` bound the work to what is shown. */
+export function maskEvent(event: EventDetails, listed: { tags: number; data: number }): EventDetails {
+  const data = event.data && typeof event.data === 'object' ? (maskData(Object.fromEntries(Object.entries(event.data).slice(0, listed.data))) as Record<string, unknown>) : event.data;
+  return {
+    ...event,
+    title: maskText(event.title),
+    summary: event.summary === null ? null : maskText(event.summary),
+    url: event.url === null ? null : maskText(event.url),
+    tags: Array.isArray(event.tags) ? event.tags.slice(0, listed.tags).map((tag) => maskText(String(tag))) : event.tags,
+    data,
+  };
+}

@@ -96,6 +96,11 @@ const lookupSchema = z.object({
   WHOIS_CACHE_SECONDS: z.coerce.number().int().min(0).max(30 * 86_400).default(86_400),
 });
 
+const cacheSchema = z.object({
+  /** Bytes of rule-list pages an API process keeps (a quarter of it per organization); 0 turns the cache off. */
+  RULE_LIST_CACHE_BYTES: z.coerce.number().int().min(0).max(2 ** 32).default(32 * 1024 * 1024),
+});
+
 const loggingSchema = z.object({
   LOG_LEVEL: logLevel.default('info'),
 });
@@ -142,6 +147,8 @@ export interface Config {
   logLevel: z.infer<typeof logLevel>;
   /** WHOIS lookups: where they start (host[:port]), their deadline, how long answers are cached (0: not at all). */
   whois: { server: string; timeoutMs: number; cacheSeconds: number };
+  /** Bytes of serialized rule-list pages an API process caches, all organizations together. */
+  ruleListCacheBytes: number;
 }
 
 function parse<T extends z.ZodType>(schema: T, env: NodeJS.ProcessEnv): z.infer<T> {
@@ -171,7 +178,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const logging = attempt(loggingSchema);
   const pipeline = attempt(pipelineSchema);
   const lookup = attempt(lookupSchema);
-  if (!http || !stores || !auth || !mail || !logging || !pipeline || !lookup) {
+  const cache = attempt(cacheSchema);
+  if (!http || !stores || !auth || !mail || !logging || !pipeline || !lookup || !cache) {
     throw new ConfigError(`Invalid configuration:\n${issues.join('\n')}`);
   }
   return {
@@ -214,5 +222,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     logLevel: logging.LOG_LEVEL,
     whois: { server: lookup.WHOIS_SERVER, timeoutMs: lookup.WHOIS_TIMEOUT_MS, cacheSeconds: lookup.WHOIS_CACHE_SECONDS },
+    ruleListCacheBytes: cache.RULE_LIST_CACHE_BYTES,
   };
 }

@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { parseRuleListQuery, validateFilters, type Filters, type RawQuery } from '@notify/core';
 import { createRule, deleteRule, getRule, listRules, updateRule, type Rule, type RuleSummary } from '@notify/db';
 import type { AppDeps } from '../../deps';
-import { RuleListCache } from './list-cache';
 import { apiKeyErrorResponses, applicationRef } from '../../schemas/common';
 import { Rule as RuleSchema, RuleCreateBody, RuleSummary as RuleSummarySchema, RuleIdParams, RuleList, RuleListQuery, RuleUpdateBody } from './schemas';
 
@@ -40,7 +39,7 @@ export const notificationRuleRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }
   const { db } = deps;
   app.addSchema(RuleSummarySchema);
   const organizationOf = (principal: { organizationId: string } | null) => principal!.organizationId;
-  const listCache = new RuleListCache(deps.redis, deps.config.queuePrefix);
+  const listCache = deps.ruleListCache;
   // After every write: list pages of the organization are stale, and matchers must
   // reload the rule. Matchers also resynchronise periodically and list pages
   // expire, so a lost announcement only delays the change.

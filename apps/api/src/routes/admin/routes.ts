@@ -46,6 +46,7 @@ export function organizationJson(org: OrganizationRecord) {
       rate_limit_per_second: org.plan.rateLimitPerSecond,
       rate_limit_per_minute: org.plan.rateLimitPerMinute,
       monthly_quota: org.plan.monthlyQuota,
+      max_rules: org.plan.maxRules,
     },
     default_api_key_id: org.defaultApiKeyId,
     added_date: org.createdAt.toISOString(),
@@ -66,6 +67,7 @@ interface PlanBody {
   rate_limit_per_second?: number;
   rate_limit_per_minute?: number;
   monthly_quota?: number;
+  max_rules?: number;
 }
 
 function organizationInput(body: { name?: string; timezone?: string; plan?: PlanBody }): OrganizationInput {
@@ -77,6 +79,7 @@ function organizationInput(body: { name?: string; timezone?: string; plan?: Plan
       rateLimitPerSecond: body.plan.rate_limit_per_second,
       rateLimitPerMinute: body.plan.rate_limit_per_minute,
       monthlyQuota: body.plan.monthly_quota,
+      maxRules: body.plan.max_rules,
     },
   };
 }

@@ -71,16 +71,8 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
           FOR UPDATE OF e SKIP LOCKED`,
       [pairs.map((pair) => pair[0]), pairs.map((pair) => pair[1])],
     );
-    const candidates: Candidate[] = [];
-    for (const event of events) {
-      const matchable = toMatchable(event);
-      for (const rule of index.rulesFor(event.organization_id, event.scope)) {
-        if (rule.matches(matchable)) {
-          candidates.push({ rule, event });
-          rulesById.set(rule.id, rule);
-        }
-      }
-    }
+    const candidates: Candidate[] = await index.matchAll(events, toMatchable);
+    for (const { rule } of candidates) rulesById.set(rule.id, rule);
 
     const matches: NewMatch[] = [];
     const instant = candidates.filter((candidate) => candidate.rule.frequency === 'instant');

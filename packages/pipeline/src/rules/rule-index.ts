@@ -4,8 +4,8 @@ import type { Database } from '@notify/db';
 
 /**
  * How long matching evaluates before it lets the rest of the process run. The cost budget of
- * strategies and the plan's max_rules bound one organization's work per event (about 0.6 ms a
- * rule at worst, so 0.6 s for 1,000 of them); without turns, a job over such rules would hold a
+ * strategies and the plan's max_rules bound one organization's work per event (about 0.7 ms a
+ * rule at worst, so 0.7 s for 1,000 of them); without turns, a job over such rules would hold a
  * matcher's event loop for all of it, and every other organization's jobs (and the job locks'
  * renewals) would wait behind it.
  */

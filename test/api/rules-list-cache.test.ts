@@ -123,17 +123,20 @@ describe('the list cache is bounded by bytes, in total and per organization', ()
     expect(cache.bytesOf(small.id)).toBe(smallBytes);
   }, 60_000);
 
-  it('still serves repeated queries from the cache, the most recently used kept', async () => {
+  it('still serves repeated queries from the cache, evicting the least recently used page first', async () => {
     const cache = t.deps.ruleListCache;
-    const url = `${RULES}?page_size=100&ordering=name`;
-    const first = await t.api(big.key, 'GET', url);
+    const key = (ordering: string) => JSON.stringify(parseRuleListQuery({ page_size: '100', ordering }));
+    const read = (ordering: string) => t.api(big.key, 'GET', `${RULES}?page_size=100&ordering=${ordering}`);
+    // The organization's share (1 MiB) holds two of these pages.
+    const first = await read('name');
+    await read('-name');
     const version = (await cache.version(big.id))!;
-    expect(cache.get(big.id, JSON.stringify(parseRuleListQuery({ page_size: '100', ordering: 'name' })), version)).toBe(first.body);
-    // Another page pushes the oldest out, not the one just read.
-    await t.api(big.key, 'GET', `${RULES}?page_size=100&ordering=-name`);
-    await t.api(big.key, 'GET', `${RULES}?page_size=100&ordering=scope`);
-    await t.api(big.key, 'GET', url);
-    await t.api(big.key, 'GET', `${RULES}?page_size=100&ordering=frequency`);
-    expect(cache.get(big.id, JSON.stringify(parseRuleListQuery({ page_size: '100', ordering: 'name' })), version)).toBe(first.body);
+    expect(cache.get(big.id, key('name'), version)).toBe(first.body);
+    // 'name' was just used, so the next page pushes '-name' out, not it.
+    await read('scope');
+    expect(cache.get(big.id, key('-name'), version)).toBeUndefined();
+    expect(cache.get(big.id, key('name'), version)).toBe(first.body);
+    expect(cache.get(big.id, key('scope'), version)).toBeDefined();
+    expect((await read('name')).body).toBe(first.body);
   });
 });

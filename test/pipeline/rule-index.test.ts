@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STRATEGY_COST_LIMIT, strategyCost } from '@notify/core';
+import { STRATEGY_COST_LIMIT, strategyCost, type Condition } from '@notify/core';
 import { RuleIndex } from '@notify/pipeline';
 import { createTestDatabase } from '../support/database';
 
@@ -65,7 +65,7 @@ describe('the matcher rule index', () => {
     const heavy = randomUUID();
     await db.pool.query(`INSERT INTO organizations (id, name, timezone) VALUES ($1, 'heavy', 'UTC')`, [heavy]);
     // About the costliest strategy the budget allows (bench/results/strategy-cost.json): 15 `in` of 100 values on tags.
-    const condition = { name: 'tags', type: 'in', value: Array.from({ length: 100 }, (_, i) => `value-${i}`) };
+    const condition: Condition = { name: 'tags', type: 'in', value: Array.from({ length: 100 }, (_, i) => `value-${i}`) };
     const strategy = { must: [], should: [], must_not: Array.from({ length: 15 }, () => condition) };
     expect(strategyCost(strategy)).toBeLessThanOrEqual(STRATEGY_COST_LIMIT);
     await db.pool.query(

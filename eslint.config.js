@@ -1,6 +1,11 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+const FRONT_DOORS = [
+  { group: ['@notify/*/*'], message: 'Import a package through its front door (src/index.ts).' },
+  { group: ['**/generated/prisma*'], message: 'Only packages/db talks to the Prisma client.' },
+];
+
 export default tseslint.config(
   { ignores: ['**/node_modules/**', '**/generated/**', 'bench/results/**', 'outbox/**'] },
   js.configs.recommended,
@@ -9,9 +14,37 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-restricted-imports': ['error', { patterns: FRONT_DOORS }],
+    },
+  },
+  {
+    // The pipeline works through @notify/db's named operations: no SQL, no driver, no Prisma.
+    files: ['packages/pipeline/**'],
+    rules: {
       'no-restricted-imports': [
         'error',
         {
+          paths: [
+            { name: 'pg', message: 'The pipeline runs SQL only through @notify/db named operations (packages/db/src/sql).' },
+          ],
+          patterns: [
+            ...FRONT_DOORS,
+            { group: ['pg/*', 'pg-*'], message: 'The pipeline runs SQL only through @notify/db named operations (packages/db/src/sql).' },
+            { group: ['@prisma/*'], message: 'Only packages/db talks to the Prisma client.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // An app is an entry point: what two apps need lives in a package. apps/server alone composes
+    // the others into one process.
+    files: ['apps/api/**', 'apps/cli/**', 'apps/worker/**', 'packages/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ['@notify/api', '@notify/cli', '@notify/worker', '@notify/server'].map((name) => ({ name, message: 'No app imports another: move what both need into a package.' })),
           patterns: [
             { group: ['@notify/*/*'], message: 'Import a package through its front door (src/index.ts).' },
             { group: ['**/generated/prisma*'], message: 'Only packages/db talks to the Prisma client.' },

@@ -24,8 +24,8 @@ import type { AddressInfo } from 'node:net';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import nodemailer from 'nodemailer';
-import { SCOPES } from '@notify/core';
-import { createMailRenderer, messageOptions, type MailEvent } from '@notify/mail';
+import { SCOPES, type EventDetails } from '@notify/core';
+import { createMailRenderer, messageOptions } from '@notify/mail';
 import { LOCK_DURATION_MS } from '@notify/queues';
 import { startProcess, type RunningProcess } from '../apps/server/src/process';
 
@@ -82,7 +82,7 @@ interface Mode {
 async function runProcess(): Promise<Mode> {
   const running: RunningProcess = await startProcess({ env: process.env });
   const address = running.app?.server.address() as AddressInfo | null | undefined;
-  const matcher = running.config.roles.includes('matcher');
+  const matcher = running.config.roles.includes('match');
   return {
     port: address?.port ?? null,
     get rules() {
@@ -146,7 +146,7 @@ async function runMail(): Promise<Mode> {
   // A digest like the ones the pipeline sends, rendered once: the baseline is the transport alone.
   const renderer = await createMailRenderer();
   const now = Date.now();
-  const events: MailEvent[] = Array.from({ length: eventCount }, (_, i) => ({
+  const events: EventDetails[] = Array.from({ length: eventCount }, (_, i) => ({
     id: `baseline-${i}`,
     scope: SCOPES[i % SCOPES.length]!,
     occurredAt: new Date(now - i * 60_000),

@@ -29,7 +29,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { FREQUENCIES, SCOPES, type Frequency, type Scope } from '@notify/core';
 import { createDatabase, migrate, type Database } from '@notify/db';
-import { eventQueueName, jobPolicies, Queues } from '@notify/queues';
+import { matchQueueName, jobPolicies, Queues } from '@notify/queues';
 import {
   DATABASE_URL,
   deleteKeys,
@@ -257,7 +257,7 @@ async function ingestPart(res: Resources): Promise<PartReport> {
   const queues = new Queues({ connection: redis, prefix });
   let jobs = 0;
   let published = 0;
-  for (const queue of queues.events.values()) {
+  for (const queue of queues.match.values()) {
     for (const job of await queue.getWaiting(0, -1)) {
       jobs++;
       published += job.data.events.length;
@@ -353,7 +353,7 @@ async function matchingPart(res: Resources): Promise<PartReport> {
   // The raw baseline: one job per event in the same scope queues, drained by no-op workers.
   const drain = async (): Promise<number> => {
     const prefix = res.prefix();
-    const queues = SCOPES.map((scope) => new Queue(eventQueueName(scope), { connection: redis, prefix, defaultJobOptions: jobPolicies.match }));
+    const queues = SCOPES.map((scope) => new Queue(matchQueueName(scope), { connection: redis, prefix, defaultJobOptions: jobPolicies.match }));
     let child: Child | undefined;
     try {
       await Promise.all(queues.map((queue) => queue.pause()));
@@ -369,7 +369,7 @@ async function matchingPart(res: Resources): Promise<PartReport> {
         BENCH_CHILD_MODE: 'drain',
         REDIS_URL,
         QUEUE_PREFIX: prefix,
-        BENCH_QUEUES: SCOPES.map(eventQueueName).join(','),
+        BENCH_QUEUES: SCOPES.map(matchQueueName).join(','),
         MATCH_CONCURRENCY: String(MATCH_CONCURRENCY),
         BENCH_EXPECTED: String(events.length),
       });
@@ -395,16 +395,16 @@ async function matchingPart(res: Resources): Promise<PartReport> {
   const prefix = res.prefix();
   const queues = new Queues({ connection: redis, prefix });
   res.onRelease(() => queues.close());
-  await Promise.all([...queues.events.values()].map((queue) => queue.pause()));
-  for (const [scope, pairs] of byScope) await queues.publishEvents(scope, pairs);
+  await Promise.all([...queues.match.values()].map((queue) => queue.pause()));
+  for (const [scope, pairs] of byScope) await queues.requestMatch(scope, pairs);
   const loadStart = performance.now();
-  const matcher = await res.child('matcher', processEnv(schema, prefix, { ROLES: 'matcher' }), 300_000);
+  const matcher = await res.child('matcher', processEnv(schema, prefix, { ROLES: 'match' }), 300_000);
   const loaded = matcher.ready.memory;
   log(`matcher started with ${matcher.ready.rules} rules in ${seconds(performance.now() - loadStart)}: RSS ${mb(loaded.rss)} MB, heap ${mb(loaded.heapUsed)} MB`);
 
   const unmatched = async () => (await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events WHERE matched_at IS NULL')).rows[0]!.n;
   const start = performance.now();
-  await Promise.all([...queues.events.values()].map((queue) => queue.resume()));
+  await Promise.all([...queues.match.values()].map((queue) => queue.resume()));
   let lastReport = start;
   const end = await until(
     async () => {
@@ -424,7 +424,7 @@ async function matchingPart(res: Resources): Promise<PartReport> {
   const after = await matcher.next('memory', { send: { type: 'memory' } });
   log(`matcher: ${round(rate)} events/s (${seconds(elapsed)}); RSS ${mb(after.memory.rss)} MB, peak ${after.memory.peakRss === null ? '?' : mb(after.memory.peakRss)} MB`);
   let failedJobs = 0;
-  for (const queue of queues.events.values()) failedJobs += await queue.getFailedCount();
+  for (const queue of queues.match.values()) failedJobs += await queue.getFailedCount();
   await stopChild(res, matcher);
 
   const { rows: matchRows } = await db.pool.query<{ frequency: string; n: number }>(

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { UnrecoverableError, Worker } from 'bullmq';
 import type { LightMyRequestResponse } from 'fastify';
-import { allQueueNames, jobIds, QUEUE_NAMES } from '@notify/queues';
+import { allQueueNames, jobIds, queueKeyPrefix, QUEUE_NAMES } from '@notify/queues';
 import { ADMIN_TOKEN, startTestApp, type TestApp, type TestOrg } from '../support/app';
 import { REDIS_URL } from '../support/database';
 
@@ -52,7 +52,7 @@ describe('operator browser sessions: login, queue dashboard, console', () => {
     const api = await t.app.inject({ url: '/admin/queues/api/queues' });
     expect(api.statusCode).toBe(401);
     expect(api.json()).toEqual({ message: 'Unauthorized', request_id: api.headers['service-request-id'] });
-    expect((await t.app.inject({ method: 'PUT', url: `/admin/queues/api/queues/${QUEUE_NAMES.mail}/retry/failed` })).statusCode).toBe(401);
+    expect((await t.app.inject({ method: 'PUT', url: `/admin/queues/api/queues/${QUEUE_NAMES.send}/retry/failed` })).statusCode).toBe(401);
     expect((await t.app.inject({ url: '/admin' })).headers.location).toBe('/admin/console');
   });
 
@@ -114,6 +114,23 @@ describe('operator browser sessions: login, queue dashboard, console', () => {
     expect(elsewhere.statusCode).toBe(303);
   });
 
+  it('marks the cookie Secure when PUBLIC_URL is https, though TLS ends at a proxy and the request came over HTTP', async () => {
+    // Without PUBLIC_URL, and with an http one, a plain-HTTP login gets a cookie without Secure (development).
+    expect(String((await login(t, ADMIN_TOKEN)).headers['set-cookie'])).not.toMatch(/;\s*Secure/i);
+    const plain = await startTestApp({ PUBLIC_URL: 'http://notify.internal:3000' }, { db: t.db });
+    const behindProxy = await startTestApp({ PUBLIC_URL: 'https://notify.example.com' }, { db: t.db });
+    try {
+      expect(String((await login(plain, ADMIN_TOKEN)).headers['set-cookie'])).not.toMatch(/;\s*Secure/i);
+      const response = await login(behindProxy, ADMIN_TOKEN);
+      expect(response.statusCode).toBe(303);
+      expect(String(response.headers['set-cookie'])).toMatch(/;\s*Secure(;|$)/);
+      const logout = await behindProxy.app.inject({ method: 'POST', url: '/admin/logout', payload: '', headers: { cookie: sessionCookie(response), ...FORM } });
+      expect(String(logout.headers['set-cookie'])).toMatch(/;\s*Secure(;|$)/);
+    } finally {
+      await Promise.all([plain.close(), behindProxy.close()]);
+    }
+  });
+
   it('lets nobody log in when ADMIN_TOKEN is not set', async () => {
     const closed = await startTestApp({ ADMIN_TOKEN: '' }, { db: t.db });
     try {
@@ -142,7 +159,7 @@ describe('operator browser sessions: login, queue dashboard, console', () => {
     const names = (queues.json().queues as Array<{ name: string }>).map((queue) => queue.name);
     expect(names.sort()).toEqual(allQueueNames().sort());
     expect(names).toHaveLength(23);
-    expect(names).toEqual(expect.arrayContaining(['events.new_open_port_detected', 'digests', 'mail']));
+    expect(names).toEqual(expect.arrayContaining(['match.new_open_port_detected', 'deliver', 'send']));
   });
 
   it('serves the console page and its script to a session', async () => {
@@ -185,7 +202,7 @@ describe('operator browser sessions: login, queue dashboard, console', () => {
   it('refuses state changes on the dashboard that another site sends with the cookie', async () => {
     const forged = await t.app.inject({
       method: 'PUT',
-      url: `/admin/queues/api/queues/${QUEUE_NAMES.mail}/pause`,
+      url: `/admin/queues/api/queues/${QUEUE_NAMES.send}/pause`,
       headers: { cookie, origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
     });
     expect(forged.statusCode).toBe(403);
@@ -261,26 +278,26 @@ describe('operator browser sessions: login, queue dashboard, console', () => {
     );
     const deliveryId = rows[0]!.id;
     // A mailer that fails the job for good, as a 550 does.
-    await t.deps.queues.requestMail([deliveryId]);
+    await t.deps.queues.requestSend([deliveryId]);
     const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
     const failed = new Promise<void>((resolve) => {
-      const worker = new Worker(QUEUE_NAMES.mail, async () => {
+      const worker = new Worker(QUEUE_NAMES.send, async () => {
         throw new UnrecoverableError('550 No such user');
-      }, { connection, prefix: t.deps.config.queuePrefix });
+      }, { connection, prefix: queueKeyPrefix(t.deps.config.queuePrefix, QUEUE_NAMES.send) });
       worker.on('failed', () => void worker.close().then(() => resolve()));
     });
     await failed;
     connection.disconnect();
-    const jobId = jobIds.mail({ deliveryId });
+    const jobId = jobIds.send({ deliveryId });
 
-    const listed = await t.app.inject({ url: `/admin/queues/api/queues?activeQueue=${QUEUE_NAMES.mail}&status=failed&page=1&jobsPerPage=10`, headers: { cookie } });
-    const mailQueue = (listed.json().queues as Array<{ name: string; jobs: Array<{ id: string; failedReason: string }> }>).find((queue) => queue.name === QUEUE_NAMES.mail)!;
+    const listed = await t.app.inject({ url: `/admin/queues/api/queues?activeQueue=${QUEUE_NAMES.send}&status=failed&page=1&jobsPerPage=10`, headers: { cookie } });
+    const mailQueue = (listed.json().queues as Array<{ name: string; jobs: Array<{ id: string; failedReason: string }> }>).find((queue) => queue.name === QUEUE_NAMES.send)!;
     expect(mailQueue.jobs).toEqual([expect.objectContaining({ id: jobId, failedReason: '550 No such user' })]);
 
-    const retried = await t.app.inject({ method: 'PUT', url: `/admin/queues/api/queues/${QUEUE_NAMES.mail}/${jobId}/retry`, headers: { cookie } });
+    const retried = await t.app.inject({ method: 'PUT', url: `/admin/queues/api/queues/${QUEUE_NAMES.send}/${jobId}/retry`, headers: { cookie } });
     expect(retried.statusCode, retried.body).toBeLessThan(300);
     const after = await t.db.pool.query('SELECT status, last_error FROM deliveries WHERE id = $1', [deliveryId]);
     expect(after.rows[0]).toEqual({ status: 'pending', last_error: null });
-    expect(await (await t.deps.queues.mail.getJob(jobId))!.getState()).toBe('waiting');
+    expect(await (await t.deps.queues.send.getJob(jobId))!.getState()).toBe('waiting');
   });
 });

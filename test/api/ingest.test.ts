@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { SCOPES, SEVERITIES, ValidationFailed, type Scope } from '@notify/core';
+import { SCOPES, SEVERITIES, ValidationFailed, type EventRecord, type Scope } from '@notify/core';
 import { createEventPublisher, ingestEvents, type IngestContext } from '@notify/pipeline';
 import { ADMIN_TOKEN, INGEST_TOKEN, startTestApp, type TestApp, type TestOrg } from '../support/app';
 
@@ -9,22 +9,8 @@ const run = randomBytes(3).toString('hex');
 let sequence = 0;
 const newId = (prefix = 'evt') => `${prefix}-${run}-${++sequence}`;
 
-interface EventRow {
-  organization_id: string;
-  id: string;
-  scope: Scope;
-  occurred_at: Date;
-  asset: string;
-  asset_type: string | null;
-  severity: string | null;
-  tags: string[] | null;
-  title: string;
-  summary: string | null;
-  url: string | null;
-  data: unknown;
-  received_at: Date;
-  matched_at: Date | null;
-}
+/** A stored event: the event's fields, as stored, and ingest's own columns. */
+type EventRow = EventRecord & { received_at: Date; matched_at: Date | null };
 
 describe('POST /v1/ingest/events (decisions §5)', () => {
   let t: TestApp;
@@ -53,7 +39,7 @@ describe('POST /v1/ingest/events (decisions §5)', () => {
   const count = async (ids: readonly unknown[]) =>
     (await t.deps.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events WHERE id = ANY($1::text[])', [ids])).rows[0]!.n;
   const queued = async (scope: Scope) => {
-    const jobs = await t.deps.queues.events.get(scope)!.getJobs(['waiting']);
+    const jobs = await t.deps.queues.match.get(scope)!.getJobs(['waiting']);
     return jobs.flatMap((job) => job.data.events);
   };
   const validation = (parameters: unknown) => ({ code: 10400, details: null, parameters, solution: 'https://docs.example.test/notification-rules' });
@@ -435,8 +421,8 @@ describe('POST /v1/ingest/events (decisions §5)', () => {
     it('publishes only after the events are stored', async () => {
       const body = event();
       let storedWhenPublished: number | undefined;
-      const publish = t.deps.queues.publishEvents.bind(t.deps.queues);
-      vi.spyOn(t.deps.queues, 'publishEvents').mockImplementation(async (scope, pairs) => {
+      const publish = t.deps.queues.requestMatch.bind(t.deps.queues);
+      vi.spyOn(t.deps.queues, 'requestMatch').mockImplementation(async (scope, pairs) => {
         storedWhenPublished = await count(pairs.map(([, id]) => id));
         return publish(scope, pairs);
       });
@@ -445,7 +431,7 @@ describe('POST /v1/ingest/events (decisions §5)', () => {
     });
 
     it('still answers 202 when publishing fails: the events are stored, unmatched, for the reconciler', async () => {
-      const spy = vi.spyOn(t.deps.queues, 'publishEvents').mockRejectedValue(new Error('Connection is closed.'));
+      const spy = vi.spyOn(t.deps.queues, 'requestMatch').mockRejectedValue(new Error('Connection is closed.'));
       const events = [event(), event({ scope: 'asset_dns_changed' })];
       const response = await ingest({ events });
       expect(response.statusCode).toBe(202);
@@ -457,7 +443,7 @@ describe('POST /v1/ingest/events (decisions §5)', () => {
     });
 
     it('does not publish anything for a refused batch', async () => {
-      const spy = vi.spyOn(t.deps.queues, 'publishEvents');
+      const spy = vi.spyOn(t.deps.queues, 'requestMatch');
       await ingest({ events: [event(), event({ organization_id: randomUUID() })] });
       await ingest({ events: [event(), event({ title: '' })] });
       expect(spy).not.toHaveBeenCalled();
@@ -469,7 +455,7 @@ describe('POST /v1/ingest/events (decisions §5)', () => {
 
     it('does not wait on a Redis that never answers', async () => {
       const errors: unknown[] = [];
-      const hanging = { publishEvents: () => new Promise<void>(() => {}) };
+      const hanging = { requestMatch: () => new Promise<void>(() => {}) };
       const publisher = createEventPublisher(ctx({ queues: hanging, publishTimeoutMs: 50, onPublishError: (error) => errors.push(error) }));
       const id = newId('hang');
       const started = Date.now();

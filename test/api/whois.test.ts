@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findReferral, parseWhoisServer, WhoisClient, WhoisError } from '../../apps/api/src/whois/client';
 import { startTestApp, type TestApp, type TestOrg } from '../support/app';
 import { ianaAnswer, markmonitorAnswer, verisignAnswer, verisignNoMatch } from '../support/whois-records';
+import { redisKeys } from '@notify/queues';
 
 const WHOIS = '/v1/lookup/whois';
 const DOCS = 'https://docs.example.test/notification-rules';
@@ -19,8 +20,12 @@ interface LoopbackWhois {
   close(): Promise<void>;
 }
 
-/** A WHOIS server (RFC 3912) on 127.0.0.1: reads one line, answers and closes. */
-async function whoisServer(answer: (query: string) => Behaviour): Promise<LoopbackWhois> {
+/**
+ * A WHOIS server (RFC 3912) on a loopback address: reads one line, answers and closes. Referrals
+ * are only followed to port 43 and the configured server's port, so the servers of one chain
+ * share a port on different loopback addresses (Linux routes all of 127.0.0.0/8 to lo).
+ */
+async function whoisServer(answer: (query: string) => Behaviour, at: { host?: string; port?: number } = {}): Promise<LoopbackWhois> {
   const queries: string[] = [];
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
@@ -47,11 +52,15 @@ async function whoisServer(answer: (query: string) => Behaviour): Promise<Loopba
       socket.end(behaviour);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const host = at.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(at.port ?? 0, host, () => resolve());
+  });
   const { port } = server.address() as AddressInfo;
   return {
     port,
-    address: `127.0.0.1:${port}`,
+    address: `${host}:${port}`,
     queries,
     async close() {
       for (const timer of timers) clearInterval(timer);
@@ -82,16 +91,18 @@ describe('GET /v1/lookup/whois', () => {
     app.api(key, 'GET', domain === undefined ? WHOIS : `${WHOIS}?domain=${encodeURIComponent(domain)}`);
 
   beforeAll(async () => {
-    registrar = await whoisServer((query) => markmonitorAnswer(query));
-    silent = await whoisServer(() => 'silent');
+    directory = await whoisServer(() => ianaAnswer(registry.address));
+    const port = directory.port;
+    registrar = await whoisServer((query) => markmonitorAnswer(query), { host: '127.0.0.2', port });
+    silent = await whoisServer(() => 'silent', { host: '127.0.0.3', port });
     registry = await whoisServer((query) => {
       if (query.startsWith('nope')) return verisignNoMatch(query);
       // slow-registrar.com: the registrar never answers.
       if (query.startsWith('slow-registrar')) return verisignAnswer(query, silent.address);
       return verisignAnswer(query, registrar.address);
-    });
-    directory = await whoisServer(() => ianaAnswer(registry.address));
-    t = await startTestApp({ WHOIS_SERVER: directory.address, WHOIS_TIMEOUT_MS: '1000' });
+    }, { host: '127.0.0.4', port });
+    // Every server of this chain is on loopback: an air-gapped mirror, as far as the service can tell.
+    t = await startTestApp({ WHOIS_SERVER: directory.address, WHOIS_TIMEOUT_MS: '1000', WHOIS_ALLOW_PRIVATE: 'true' });
     org = await t.createOrg({ plan: LOOKUP_PLAN });
   });
   afterAll(async () => {
@@ -180,6 +191,22 @@ describe('GET /v1/lookup/whois', () => {
     const asked = registry.queries.length;
     expect((await lookup('slow-registrar.com')).statusCode).toBe(200);
     expect(registry.queries.length).toBe(asked + 1);
+  });
+
+  it('by default follows no referral into private address space (WHOIS_ALLOW_PRIVATE=false)', async () => {
+    const strict = await startTestApp({ WHOIS_SERVER: directory.address, WHOIS_TIMEOUT_MS: '1000' }, { db: t.db });
+    try {
+      const strictOrg = await strict.createOrg({ plan: LOOKUP_PLAN });
+      const asked = registry.queries.length;
+      const response = await lookup('strict.com', strictOrg.key, strict);
+      // The directory (configured) was asked; its referral to the registry on loopback was refused.
+      expect(response.statusCode).toBe(502);
+      expect(response.json().code).toBe(10502);
+      expect(directory.queries).toContain('strict.com');
+      expect(registry.queries.length).toBe(asked);
+    } finally {
+      await strict.close();
+    }
   });
 
   it.each([
@@ -305,7 +332,7 @@ describe('GET /v1/lookup/whois', () => {
       const small = await silentApp.createOrg({ plan: { ...LOOKUP_PLAN, monthly_quota: 1 } });
       expect((await lookup('google.com', small.key, silentApp)).statusCode).toBe(504);
       expect((await lookup('google.com', small.key, silentApp)).statusCode).toBe(429);
-      expect(await silentApp.deps.redis.exists(`${silentApp.deps.config.queuePrefix}:whois:google.com`)).toBe(0);
+      expect(await silentApp.deps.redis.exists(redisKeys(silentApp.deps.config.queuePrefix).whois('google.com'))).toBe(0);
     });
   });
 });
@@ -313,16 +340,26 @@ describe('GET /v1/lookup/whois', () => {
 describe('WhoisClient', () => {
   let registrar: LoopbackWhois;
   let registry: LoopbackWhois;
+  let elsewhere: LoopbackWhois;
+  let toElsewhere: LoopbackWhois;
+  let byName: LoopbackWhois;
 
   beforeAll(async () => {
-    registrar = await whoisServer((query) => markmonitorAnswer(query));
-    registry = await whoisServer((query) => verisignAnswer(query, registrar.address));
+    registrar = await whoisServer((query) => markmonitorAnswer(query), { host: '127.0.0.2' });
+    const { port } = registrar;
+    registry = await whoisServer((query) => verisignAnswer(query, registrar.address), { host: '127.0.0.3', port });
+    // A registrar on another port than the chain's: SMTP, Redis or an admin console, as far as WHOIS knows.
+    elsewhere = await whoisServer((query) => markmonitorAnswer(query), { host: '127.0.0.2' });
+    toElsewhere = await whoisServer((query) => verisignAnswer(query, elsewhere.address), { host: '127.0.0.4', port });
+    byName = await whoisServer((query) => verisignAnswer(query, `registrar.whois.test:${port}`), { host: '127.0.0.5', port });
   });
-  afterAll(async () => Promise.all([registrar.close(), registry.close()]));
+  afterAll(async () => Promise.all([registrar, registry, elsewhere, toElsewhere, byName].map((server) => server.close())));
+
+  const clientOf = (server: LoopbackWhois, options: Partial<ConstructorParameters<typeof WhoisClient>[0]> = {}) =>
+    new WhoisClient({ server: parseWhoisServer(server.address)!, timeoutMs: 1000, ...options });
 
   it('starts at a registry directly when configured so', async () => {
-    const client = new WhoisClient({ server: parseWhoisServer(registry.address)!, timeoutMs: 1000 });
-    const result = await client.lookup('example.com');
+    const result = await clientOf(registry, { allowPrivate: true }).lookup('example.com');
     expect(result).toEqual({
       domain: 'example.com',
       complete: true,
@@ -333,12 +370,40 @@ describe('WhoisClient', () => {
     });
   });
 
-  it('does not follow a referral into private address space unless the configured server is there', async () => {
-    const client = new WhoisClient({ server: parseWhoisServer(registry.address)!, timeoutMs: 1000, privateReferrals: 'deny' });
-    const result = await client.lookup('private.com');
+  it('asks a configured server in private address space, but follows no referral there unless allowed', async () => {
+    const result = await clientOf(registry).lookup('private.com');
     expect(result.complete).toBe(false);
     expect(result.answers.map((answer) => answer.server)).toEqual([registry.address]);
+    expect(registry.queries).toContain('private.com');
     expect(registrar.queries).not.toContain('private.com');
+  });
+
+  it('follows referrals only to port 43 and the configured server\'s port', async () => {
+    const result = await clientOf(toElsewhere, { allowPrivate: true }).lookup('other-port.com');
+    expect(result.complete).toBe(false);
+    expect(result.answers.map((answer) => answer.server)).toEqual([toElsewhere.address]);
+    expect(elsewhere.queries).toEqual([]);
+  });
+
+  it('checks the addresses a referral\'s host name resolves to, and connects to the address it checked', async () => {
+    const resolved: string[] = [];
+    const resolver = (addresses: string[]) => async (host: string) => {
+      resolved.push(host);
+      return addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+    };
+    // Private in any form: refused.
+    for (const address of ['127.0.0.2', '::ffff:7f00:2', '::ffff:127.0.0.2', '64:ff9b::7f00:2', '2002:7f00:2::1']) {
+      const result = await clientOf(byName, { resolveHost: resolver([address]) }).lookup('by-name.com');
+      expect(result.complete, address).toBe(false);
+      expect(result.answers).toHaveLength(1);
+    }
+    expect(registrar.queries).not.toContain('by-name.com');
+    // Allowed: the connection goes to the resolved address (registrar.whois.test has no DNS record), resolved once.
+    resolved.length = 0;
+    const allowed = await clientOf(byName, { allowPrivate: true, resolveHost: resolver(['127.0.0.2']) }).lookup('by-name.com');
+    expect(allowed.complete).toBe(true);
+    expect(registrar.queries).toContain('by-name.com');
+    expect(resolved).toEqual(['registrar.whois.test']);
   });
 
   it('reads referrals in the forms registries write them', () => {

@@ -113,7 +113,7 @@ describe.skipIf(!HAS_CHROMIUM)('operator pages in a real browser', { timeout: 60
   });
 
   it('shows every queue on the dashboard, with the failed mail job', async () => {
-    for (const name of ['events.new_open_port_detected', 'events.asset_ssl_changed', 'digests', 'mail']) {
+    for (const name of ['match.new_open_port_detected', 'match.asset_ssl_changed', 'deliver', 'send']) {
       await page.getByText(name, { exact: true }).first().waitFor();
     }
     await page.goto(`${base}/admin/queues/queue/mail?status=failed`);
@@ -210,7 +210,7 @@ describe.skipIf(!HAS_CHROMIUM)('operator pages in a real browser', { timeout: 60
     await page.getByRole('link', { name: 'Queue dashboard' }).click();
     await page.waitForURL(`${base}/admin/queues`);
     await page.goto(`${base}/admin/queues/queue/mail?status=failed`);
-    await page.getByText(`mail.${id}`).waitFor();
+    await page.getByText(`send.${id}`).waitFor();
     await page.getByRole('button', { name: 'Retry all' }).click();
     await page.getByRole('alertdialog').getByRole('button', { name: 'Confirm' }).click();
     await waitFor('the e-mail retried from the dashboard', async () => (smtp.received.some((mail) => mail.to.includes(email)) ? true : undefined));

@@ -120,7 +120,7 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
     // Enabled again, the next event goes out.
     const enabled = await p.api(org.key, 'PUT', `${RULES}/${rule.id}`, { name: 'Off', members: [member.team_member_uuid], enabled: true });
     expect(enabled.statusCode).toBe(200);
-    // The matcher follows the change within a second (Redis pub/sub).
+    // The match stage's rule index follows the change within a second (Redis pub/sub).
     const announcedAt = Date.now();
     await p.waitForIndex(rule.id, true);
     expect(Date.now() - announcedAt).toBeLessThan(1000);

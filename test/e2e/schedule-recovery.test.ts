@@ -2,7 +2,7 @@ import { Queue, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { periodContaining } from '@notify/core';
-import { jobIds, QUEUE_NAMES } from '@notify/queues';
+import { jobIds, queueKeyPrefix, QUEUE_NAMES } from '@notify/queues';
 import { createTestDatabase, REDIS_URL } from '../support/database';
 import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
@@ -131,8 +131,8 @@ describe('recovery: downtime, lost Redis work, several processes', () => {
 
   it('sends work still owed whose job already failed for good (a long database outage spent its retries)', async () => {
     let clock = Date.now();
-    // No scheduler yet: the matches wait.
-    const first = await startPipeline(smtp, { ROLES: 'api,matcher,mailer' }, { db, now: () => new Date(clock) });
+    // No schedule role yet: the matches wait.
+    const first = await startPipeline(smtp, { ROLES: 'api,match,send' }, { db, now: () => new Date(clock) });
     const org = await first.createOrg();
     const member = org.members[0]!;
     await first.createRule(org.key, { name: 'Hourly', scope: 'asset_dns_changed', frequency: 'hourly', members: [member.team_member_uuid] });
@@ -147,16 +147,16 @@ describe('recovery: downtime, lost Redis work, several processes', () => {
 
     // The period's digest job ran while the database was away and failed its last try: it stays, failed, under the digest's id.
     const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    const queue = new Queue(QUEUE_NAMES.digest, { connection, prefix: first.queuePrefix });
-    await queue.add('digest', digest, { jobId: jobIds.digest(digest), attempts: 1 });
-    const failing = new Worker(QUEUE_NAMES.digest, async () => {
+    const queue = new Queue(QUEUE_NAMES.deliver, { connection, prefix: queueKeyPrefix(first.queuePrefix, QUEUE_NAMES.deliver) });
+    await queue.add('deliver', digest, { jobId: jobIds.deliver(digest), attempts: 1 });
+    const failing = new Worker(QUEUE_NAMES.deliver, async () => {
       throw new UnrecoverableError('connect ECONNREFUSED 127.0.0.1:5432');
-    }, { connection, prefix: first.queuePrefix });
-    await until('the failed job', async () => (await queue.getJobState(jobIds.digest(digest))) === 'failed');
+    }, { connection, prefix: queueKeyPrefix(first.queuePrefix, QUEUE_NAMES.deliver) });
+    await until('the failed job', async () => (await queue.getJobState(jobIds.deliver(digest))) === 'failed');
     await failing.close();
 
     clock = rows[0]!.due_at.getTime() + 1000;
-    const scheduler = await startPipeline(smtp, { ROLES: 'scheduler,mailer', RECONCILE_INTERVAL_MS: '300' }, { db, queuePrefix: first.queuePrefix, now: () => new Date(clock) });
+    const scheduler = await startPipeline(smtp, { ROLES: 'schedule,deliver,send', RECONCILE_INTERVAL_MS: '300' }, { db, queuePrefix: first.queuePrefix, now: () => new Date(clock) });
     try {
       await until('the digest', () => count(member.email) === 1);
       await sleep(800);

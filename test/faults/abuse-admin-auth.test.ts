@@ -37,7 +37,7 @@ describe('operator routes refuse every credential but their own (faults)', () =>
     t = await startTestApp({ METRICS_TOKEN });
     org = await t.createOrg({ plan: { groups: ['platform', 'lookup', 'easm'] } });
     routes = routeTable(t.app);
-    ids = { org_id: org.id, key_id: org.keyId, team_member_uuid: org.members[0]!.team_member_uuid, rule_id: org.id, delivery_id: org.id, queueName: 'mail', jobId: '1', queueStatus: 'failed', schedulerId: 'x' };
+    ids = { org_id: org.id, key_id: org.keyId, team_member_uuid: org.members[0]!.team_member_uuid, rule_id: org.id, delivery_id: org.id, queueName: 'send', jobId: '1', queueStatus: 'failed', schedulerId: 'x' };
   });
   afterAll(async () => {
     await t.close();

@@ -71,7 +71,7 @@ describe('limits (faults): bodies, lists and nesting', () => {
       key_id: org.keyId,
       team_member_uuid: org.members[1]!.team_member_uuid,
       delivery_id: randomUUID(),
-      queueName: 'mail',
+      queueName: 'send',
       jobId: 'none',
       queueStatus: 'failed',
       schedulerId: 'none',

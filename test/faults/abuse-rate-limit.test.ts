@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app';
 import { REDIS_URL } from '../support/database';
 import { expectGatewayError } from './abuse-support';
+import { redisKeys } from '@notify/queues';
 
 const RULES = '/v1/platform/notification-rules';
 const WHOIS = '/v1/lookup/whois?domain=example.com';
@@ -19,7 +20,7 @@ async function pair(env: Record<string, string>): Promise<[TestApp, TestApp]> {
   const first = await startTestApp({ WHOIS_SERVER: '127.0.0.1:9', ...env });
   const second = await startTestApp({ WHOIS_SERVER: '127.0.0.1:9', ...env, QUEUE_PREFIX: first.deps.config.queuePrefix }, { db: first.db });
   const redis = new Redis(REDIS_URL);
-  await redis.set(`${first.deps.config.queuePrefix}:whois:example.com`, JSON.stringify({ domain_name: 'example.com', raw: 'cached', parsed: null, check_date: new Date().toISOString() }), 'EX', 600);
+  await redis.set(redisKeys(first.deps.config.queuePrefix).whois('example.com'), JSON.stringify({ domain_name: 'example.com', raw: 'cached', parsed: null, check_date: new Date().toISOString() }), 'EX', 600);
   redis.disconnect();
   return [first, second];
 }

@@ -19,8 +19,9 @@ async function startRedisRelay() {
   return Object.assign(relay, { url: throughRelay(REDIS_URL, relay) });
 }
 
-async function ready(p: PipelineHarness) {
-  const response = await p.process.app!.inject({ method: 'GET', url: '/health/ready' });
+async function ready(p: PipelineHarness, token?: string) {
+  const headers = token === undefined ? {} : { authorization: `Bearer ${token}` };
+  const response = await p.process.app!.inject({ method: 'GET', url: '/health/ready', headers });
   return { status: response.statusCode, body: response.json() as { status: string; checks: Record<string, { status: string; error?: string }> } };
 }
 
@@ -105,7 +106,7 @@ describe('readiness follows the mail server', () => {
   it('is not ready when the SMTP server cannot be reached, and stays live', async () => {
     // Nothing listens on port 1.
     const p = await start({ SMTP_URL: 'smtp://user:pass@127.0.0.1:1' });
-    const { status, body } = await ready(p);
+    const { status, body } = await ready(p, ADMIN_TOKEN);
     expect(status).toBe(503);
     expect(body.checks.smtp!.status).toBe('fail');
     expect(body.checks.smtp!.error).toMatch(/ECONNREFUSED|connect/i);
@@ -113,6 +114,29 @@ describe('readiness follows the mail server', () => {
     expect(body.checks.database!.status).toBe('ok');
     expect(body.checks.redis!.status).toBe('ok');
     expect(await live(p)).toBe(200);
+  });
+
+  it('tells the public which check fails and nothing more; operators and the logs get the error', async () => {
+    const lines: string[] = [];
+    const p = await startPipeline(smtp, { SMTP_URL: 'smtp://user:pass@127.0.0.1:1', LOG_LEVEL: 'info' }, { logDestination: { write: (line) => void lines.push(line) } });
+    harnesses.push(p);
+    const anonymous = await p.process.app!.inject({ method: 'GET', url: '/health/ready' });
+    expect(anonymous.statusCode).toBe(503);
+    expect(anonymous.json()).toEqual({
+      status: 'fail',
+      checks: { database: { status: 'ok' }, redis: { status: 'ok' }, roles: { status: 'ok' }, smtp: { status: 'fail' } },
+    });
+    expect(anonymous.body).not.toMatch(/127\.0\.0\.1|ECONNREFUSED|connect|:1\b/);
+    // With the operator token: the error; with a wrong one: refused.
+    expect((await ready(p, ADMIN_TOKEN)).body.checks.smtp!.error).toMatch(/ECONNREFUSED|connect/i);
+    const wrong = await p.process.app!.inject({ method: 'GET', url: '/health/ready', headers: { authorization: 'Bearer not-the-admin-token-0123456789' } });
+    expect(wrong.statusCode).toBe(401);
+    expect(wrong.body).not.toMatch(/ECONNREFUSED|127\.0\.0\.1/);
+    // The logs name the error once, not once per probe, and never the password.
+    await p.process.app!.inject({ method: 'GET', url: '/health/ready' });
+    const failed = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.msg === 'readiness check failed');
+    expect(failed).toEqual([expect.objectContaining({ check: 'smtp', error: expect.stringMatching(/ECONNREFUSED|connect/i) })]);
+    expect(lines.join('')).not.toContain('pass@');
   });
 
   it('asks the SMTP server once per 10 s, not once per probe', async () => {
@@ -134,8 +158,8 @@ describe('readiness follows the mail server', () => {
     expect(body.checks.outbox!.status).toBe('fail');
   });
 
-  it('has no mail check in a process without the mailer role', async () => {
-    const p = await start({ ROLES: 'api,matcher', SMTP_URL: 'smtp://127.0.0.1:1' });
+  it('has no mail check in a process without the send role', async () => {
+    const p = await start({ ROLES: 'api,match', SMTP_URL: 'smtp://127.0.0.1:1' });
     const { status, body } = await ready(p);
     expect(status).toBe(200);
     expect(Object.keys(body.checks).sort()).toEqual(['database', 'redis', 'roles']);

@@ -68,8 +68,8 @@ describe('/metrics after deliveries end to end', () => {
     expect(valueOf(samples, 'notify_delivery_latency_seconds_bucket', { frequency: 'instant', le: '+Inf' })).toBe(1);
 
     // Job durations per queue: the event's match job and the e-mail's job.
-    expect(valueOf(samples, 'notify_job_duration_seconds_count', { queue: 'events.new_open_port_detected', status: 'completed' })).toBeGreaterThanOrEqual(1);
-    expect(valueOf(samples, 'notify_job_duration_seconds_count', { queue: 'mail', status: 'completed' })).toBe(1);
+    expect(valueOf(samples, 'notify_job_duration_seconds_count', { queue: 'match.new_open_port_detected', status: 'completed' })).toBeGreaterThanOrEqual(1);
+    expect(valueOf(samples, 'notify_job_duration_seconds_count', { queue: 'send', status: 'completed' })).toBe(1);
   });
 
   it('has a depth gauge for every one of the 23 queues, read from Redis at scrape time', async () => {
@@ -83,8 +83,8 @@ describe('/metrics after deliveries end to end', () => {
     }
     expect(valueOf(samples, 'notify_queue_metrics_up')).toBe(1);
     // A delayed job shows up in its queue's depth.
-    await p.process.deps.queues.requestDigests([{ ruleId: '00000000-0000-4000-8000-000000000000', periodKey: 'metrics-test' }], 60_000);
-    expect(valueOf(await scrape(), 'notify_queue_jobs', { queue: 'digests', state: 'delayed' })).toBe(1);
+    await p.process.deps.queues.requestDeliver([{ ruleId: '00000000-0000-4000-8000-000000000000', periodKey: 'metrics-test' }], 60_000);
+    expect(valueOf(await scrape(), 'notify_queue_jobs', { queue: 'deliver', state: 'delayed' })).toBe(1);
   });
 
   it('counts HTTP requests by route pattern and status, with durations', async () => {
@@ -126,7 +126,7 @@ describe('/metrics after deliveries end to end', () => {
     );
     expect(valueOf(samples, 'notify_emails_failed_total', { reason: 'transient', final: 'false' })).toBe(1);
     expect(valueOf(samples, 'notify_emails_failed_total', { reason: 'permanent', final: 'true' })).toBe(1);
-    expect(valueOf(samples, 'notify_job_duration_seconds_count', { queue: 'mail', status: 'failed' })).toBe(2);
+    expect(valueOf(samples, 'notify_job_duration_seconds_count', { queue: 'send', status: 'failed' })).toBe(2);
     smtp.setVerdict(() => 'accept');
   });
 

@@ -4,7 +4,7 @@ import { STRATEGY_COST_LIMIT, strategyCost, type Condition } from '@notify/core'
 import { RuleIndex } from '@notify/pipeline';
 import { createTestDatabase } from '../support/database';
 
-describe('the matcher rule index', () => {
+describe('the match stage rule index', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
   const org = randomUUID();
   const other = randomUUID();

@@ -3,7 +3,8 @@ import { loadConfig } from '@notify/config';
 import { createLogger } from '@notify/observability';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../apps/api/src/app';
-import { createDeps, createRedis, type AppDeps } from '../../apps/api/src/deps';
+import { createRedis } from '@notify/queues';
+import { createDeps, type AppDeps } from '../../apps/api/src/deps';
 import { createTestDatabase, DATABASE_URL, REDIS_URL } from './database';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';

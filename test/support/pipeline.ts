@@ -14,14 +14,14 @@ export interface PipelineHarness {
   ingest(payload: unknown): Promise<LightMyRequestResponse>;
   /** An organization with `memberCount` members and a key. */
   createOrg(options?: { memberCount?: number; timezone?: string; name?: string }): Promise<{ id: string; key: string; members: Array<{ team_member_uuid: string; email: string }> }>;
-  /** Creates a rule and waits until the matcher's index has it. */
+  /** Creates a rule and waits until the match stage's rule index has it. */
   createRule(key: string, body: Record<string, unknown>): Promise<{ id: string } & Record<string, unknown>>;
   waitForIndex(ruleId: string, present: boolean): Promise<void>;
   stop(): Promise<void>;
 }
 
 /**
- * The whole service in this test process (api, matcher, scheduler, mailer) on a
+ * The whole service in this test process (api, match, schedule, deliver, send) on a
  * database schema and queue prefix of its own, sending to the given SMTP server,
  * with short intervals so tests run fast.
  */
@@ -106,9 +106,9 @@ export async function startPipeline(smtp: TestSmtpServer, env: Record<string, st
     },
     async waitForIndex(ruleId, present) {
       const deadline = Date.now() + 5000;
-      if (!process.runtime.roles.includes('matcher')) return;
+      if (!process.runtime.roles.includes('match')) return;
       while (process.runtime.index.has(ruleId) !== present) {
-        if (Date.now() > deadline) throw new Error(`rule ${ruleId} did not ${present ? 'reach' : 'leave'} the matcher's index within 5 s`);
+        if (Date.now() > deadline) throw new Error(`rule ${ruleId} did not ${present ? 'reach' : 'leave'} the match stage's rule index within 5 s`);
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
     },

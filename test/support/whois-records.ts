@@ -232,3 +232,32 @@ source:        TCI
 
 Last updated on 2024-09-12T11:16:30Z
 `;
+
+const KIB = 1024;
+/** `head`, then `body` repeated, then `tail`: `size` characters in all. */
+function filled(head: string, body: string, tail: string, size: number): string {
+  const room = size - head.length - tail.length;
+  return head + body.repeat(Math.ceil(room / body.length)).slice(0, room) + tail;
+}
+
+/**
+ * Answers a hostile or broken server could send, each as large as the client accepts (256 KiB),
+ * built against patterns that backtrack (runs of spaces, dots, slashes, colons) and against
+ * per-line costs (many short lines). The first is a real record repeated: the baseline.
+ */
+export function hostileWhoisAnswers(size = 256 * KIB): Record<string, string> {
+  return {
+    baseline_real_record: filled('', markmonitorAnswer('example.com'), '', size),
+    value_with_space_run: filled('Domain Name: x', ' ', 'y', size),
+    key_with_space_run: filled('a', ' ', 'b: c', size),
+    status_with_space_run: filled('Domain Status: a', ' ', 'b', size),
+    date_with_space_run: filled('Creation Date: 2020-01-01', ' ', 'x', size),
+    bracket_with_space_run: filled('[Domain Name] x', ' ', 'y', size),
+    many_short_lines: filled('', 'a:\n', '', size),
+    one_line_of_colons: filled('', ':', '', size),
+    one_line_of_dots: filled('a', '.', 'b', size),
+    long_domain_name: filled('Domain Name: ', 'a', '.com', size),
+    referral_of_slashes: filled('Registrar WHOIS Server: whois://', '/', 'x', size),
+    referral_with_space_run: filled('Registrar WHOIS Server', ' ', 'x', size),
+  };
+}

@@ -129,7 +129,13 @@ export async function buildApp(deps: AppDeps, options: { logger?: FastifyServerO
   await app.register(errorsPlugin, { docsUrl });
   await app.register(metricsPlugin, { metrics: deps.metrics, tokens: [config.adminToken, config.metricsToken] });
   // Before auth: the operator console's session counts as admin on /admin/v1 (see the plugin).
-  await app.register(adminSessionPlugin, { adminToken: config.adminToken, redis: deps.redis, logger: deps.logger });
+  await app.register(adminSessionPlugin, {
+    adminToken: config.adminToken,
+    redis: deps.redis,
+    prefix: config.queuePrefix,
+    logger: deps.logger,
+    secure: config.http.publicUrl !== undefined && new URL(config.http.publicUrl).protocol === 'https:',
+  });
   await app.register(authPlugin, {
     keyCache,
     redis: deps.redis,

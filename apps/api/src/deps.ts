@@ -1,8 +1,8 @@
-import { Redis } from 'ioredis';
+import type { RedisClient } from '@notify/queues';
 import type { Config } from '@notify/config';
 import { createDatabase, type Database } from '@notify/db';
 import { createLogger, createMetrics, type Logger, type Metrics } from '@notify/observability';
-import { Queues } from '@notify/queues';
+import { createRedis, Queues, redisChannels } from '@notify/queues';
 import { createRuleChangeAnnouncer, type RuleChangeAnnouncer } from '@notify/pipeline';
 import { RuleListCache } from './routes/notification-rules/list-cache';
 
@@ -10,7 +10,7 @@ import { RuleListCache } from './routes/notification-rules/list-cache';
 export interface AppDeps {
   config: Config;
   db: Database;
-  redis: Redis;
+  redis: RedisClient;
   /** Producers of every queue (ingest publishes events, operators flush and retry). */
   queues: Queues;
   /** Tells matchers that rules changed, so their in-memory index follows within a second. */
@@ -24,25 +24,15 @@ export interface AppDeps {
   metrics: Metrics;
 }
 
-export function createRedis(url: string, name: string): Redis {
-  return new Redis(url, {
-    connectionName: name,
-    // Answer fast when Redis is away instead of queueing requests behind it.
-    maxRetriesPerRequest: 1,
-    enableAutoPipelining: true,
-    lazyConnect: false,
-  });
-}
-
 export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): AppDeps {
   const logger = overrides.logger ?? createLogger({ level: config.logLevel, name: 'api' });
   const db = overrides.db ?? createDatabase({ url: config.databaseUrl, schema: config.databaseSchema, poolSize: config.databasePoolSize });
-  const redis = overrides.redis ?? createRedis(config.redisUrl, 'notify-api');
+  const redis = overrides.redis ?? createRedis(config.redis, 'notify-api');
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
   const queues =
     overrides.queues ??
-    new Queues({ connection: redis, prefix: config.queuePrefix, mail: { attempts: config.mail.attempts, backoffMs: config.mail.backoffMs } });
-  const ruleChanges = overrides.ruleChanges ?? createRuleChangeAnnouncer(redis);
+    new Queues({ connection: redis, prefix: config.queuePrefix, send: { attempts: config.mail.attempts, backoffMs: config.mail.backoffMs } });
+  const ruleChanges = overrides.ruleChanges ?? createRuleChangeAnnouncer(redis, redisChannels(config.queuePrefix).rulesChanged);
   // The queues share `redis`, whose listener above logs connection errors once; without a listener
   // of their own, BullMQ would print each of them to stderr once per queue.
   for (const queue of queues.all()) queue.on('error', (error) => logger.debug({ err: error, queue: queue.name }, 'queue error'));

@@ -14,7 +14,7 @@ import {
   type OrganizationInput,
   type PlanGroup,
 } from '@notify/db';
-import { keyJson, memberJson, organizationJson } from '@notify/api';
+import { keyJson, memberJson, organizationJson } from '@notify/operators';
 
 export interface CommandContext {
   db: Database;

@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from '@notify/config';
 import { createDatabase, migrate, MigrationError } from '@notify/db';
-import { announceInvalidation, bumpRuleListVersion, createRedis } from '@notify/api';
+import { announceKeyInvalidation, bumpRuleListVersion, createRedis } from '@notify/queues';
 import { runCli, type CliSession } from './cli';
 
 /** Connects to the database of the configuration (DATABASE_URL, DATABASE_SCHEMA), migrating it first. */
@@ -10,12 +10,12 @@ async function open(): Promise<CliSession> {
   const db = createDatabase({ url: config.databaseUrl, schema: config.databaseSchema, poolSize: 2 });
   // Best effort: API instances forget cached keys within a second and list pages within a minute anyway.
   const tell = async (what: (redis: ReturnType<typeof createRedis>) => Promise<unknown>) => {
-    const redis = createRedis(config.redisUrl, 'notify-cli');
+    const redis = createRedis(config.redis, 'notify-cli');
     redis.on('error', () => {});
     await Promise.race([what(redis), new Promise((resolve) => setTimeout(resolve, 2000))]).catch(() => {});
     redis.disconnect();
   };
-  const invalidateKeys = () => tell(announceInvalidation);
+  const invalidateKeys = () => tell((redis) => announceKeyInvalidation(redis, config.queuePrefix));
   const rulesChanged = (organizationId: string) => tell((redis) => bumpRuleListVersion(redis, config.queuePrefix, organizationId));
   return { context: { db, invalidateKeys, rulesChanged }, close: () => db.close() };
 }

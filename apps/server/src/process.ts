@@ -1,6 +1,7 @@
 import { loadConfig, type Config } from '@notify/config';
 import { migrate } from '@notify/db';
-import { buildApp, closeDeps, createDeps, createRedis, subscribeToKeyInvalidations, type AppDeps } from '@notify/api';
+import { buildApp, closeDeps, createDeps, type AppDeps } from '@notify/api';
+import { createRedis, subscribeToKeyInvalidations } from '@notify/queues';
 import type { MailTransport } from '@notify/mail';
 import { createLogger, type DestinationStream } from '@notify/observability';
 import { startWorkerRoles, type WorkerRuntime } from '@notify/worker';
@@ -27,7 +28,7 @@ function atDeadline(deadline: number): Promise<'late'> {
 
 /**
  * One process of the service: migrations, then the roles the configuration
- * names (`ROLES`: api, matcher, scheduler, mailer; all by default).
+ * names (`ROLES`: api, match, schedule, deliver, send; all by default).
  */
 export async function startProcess(
   options: { env?: NodeJS.ProcessEnv; listen?: boolean; transport?: MailTransport; now?: () => Date; logDestination?: DestinationStream } = {},
@@ -46,9 +47,9 @@ export async function startProcess(
   if (config.roles.includes('api')) {
     const built = await buildApp(deps);
     app = built.app;
-    subscriber = createRedis(config.redisUrl, 'notify-api-invalidations');
+    subscriber = createRedis(config.redis, 'notify-api-invalidations', 'subscriber');
     subscriber.on('error', (error) => logger.warn({ err: error }, 'redis subscriber error'));
-    await subscribeToKeyInvalidations(subscriber, built.keyCache);
+    await subscribeToKeyInvalidations(subscriber, config.queuePrefix, () => built.keyCache.clear());
     if (!config.adminToken) logger.warn('ADMIN_TOKEN is not set: the operator API refuses every call');
     if (!config.ingestTokens.length) logger.warn('INGEST_TOKEN is not set: ingest refuses every call');
     if (options.listen !== false) await app.listen({ port: config.http.port, host: config.http.host });

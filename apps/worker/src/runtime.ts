@@ -1,24 +1,23 @@
 import { Worker, type ConnectionOptions, type Job, type WorkerOptions } from 'bullmq';
-import { Redis } from 'ioredis';
 import type { Config, Role } from '@notify/config';
-import type { Database } from '@notify/db';
+import type { DatabaseHandle } from '@notify/db';
 import { createMailRenderer, createMailTransport, type MailTransport } from '@notify/mail';
 import { maskUrlPassword, type Logger, type Metrics } from '@notify/observability';
 import {
   OutagePause,
   reconcile,
-  requestDueDigests,
+  requestDuePeriods,
   RuleIndex,
   subscribeToRuleChanges,
-  type MailerContext,
   type PipelineContext,
+  type SendContext,
 } from '@notify/pipeline';
-import { QUEUE_NAMES, type Queues } from '@notify/queues';
+import { createRedis, queueKeyPrefix, QUEUE_NAMES, redisChannels, type Queues, type RedisClient } from '@notify/queues';
 import { createProcessors, type Processor, type ProcessorMap } from './processors';
 
 export interface WorkerRuntimeOptions {
   config: Config;
-  db: Database;
+  db: DatabaseHandle;
   queues: Queues;
   logger: Logger;
   roles: Role[];
@@ -35,7 +34,7 @@ export interface WorkerRuntime {
   mailTransport: MailTransport | undefined;
   /** Whether every started role is running (for readiness). */
   isReady(): boolean;
-  /** Readiness checks of the started roles: the mailer's SMTP server (`smtp`) or outbox folder (`outbox`). */
+  /** Readiness checks of the started roles: the send role's SMTP server (`smtp`) or outbox folder (`outbox`). */
   checks: Record<string, () => Promise<unknown>>;
   /**
    * Stops taking new jobs, lets jobs in flight finish, closes connections. Jobs still running at
@@ -90,7 +89,7 @@ function every(ms: number, task: () => Promise<unknown>, logger: Logger, name: s
   };
 }
 
-/** Starts the worker roles the configuration asks for (matcher, scheduler, mailer). */
+/** Starts the worker roles the configuration asks for (match, schedule, deliver, send). */
 export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<WorkerRuntime> {
   const { config, db, queues, logger } = options;
   const roles = options.roles.filter((role) => role !== 'api');
@@ -98,19 +97,19 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
   const metrics = options.metrics;
   const pipeline: PipelineContext = { db, queues, now, instantCoalesceMs: config.pipeline.instantCoalesceMs, metrics: metrics?.pipeline };
   const index = new RuleIndex();
-  const connection: ConnectionOptions = new Redis(config.redisUrl, { maxRetriesPerRequest: null, connectionName: 'notify-workers' });
+  const connection = createRedis(config.redis, 'notify-workers', 'blocking');
   // A killed worker's jobs go back to the queue once their lock runs out (checked as often).
   const lockMs = config.pipeline.jobLockMs;
-  const workerBase = { connection, prefix: config.queuePrefix, lockDuration: lockMs, stalledInterval: lockMs };
+  const workerBase = { connection, lockDuration: lockMs, stalledInterval: lockMs };
   const workers: Worker[] = [];
   const stops: Array<() => Promise<void>> = [];
-  let subscriber: Redis | undefined;
-  let mailer: MailerContext | undefined;
+  let subscriber: RedisClient | undefined;
+  let send: SendContext | undefined;
   let transport: MailTransport | undefined;
 
-  if (roles.includes('mailer')) {
+  if (roles.includes('send')) {
     transport = options.transport ?? createMailTransport({ smtpUrl: config.mail.smtpUrl, outboxDir: config.mail.outboxDir, maxConnections: config.mail.maxConnections });
-    mailer = {
+    send = {
       ...pipeline,
       renderer: await createMailRenderer(),
       transport,
@@ -119,8 +118,8 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
       claimTimeoutMs: config.pipeline.jobLockMs,
     };
   }
-  const mailPause = new OutagePause(1000, config.pipeline.mailOutageMaxPauseMs);
-  const processors: ProcessorMap = createProcessors({ pipeline, index, mailer, mailPause });
+  const sendPause = new OutagePause(1000, config.pipeline.sendOutageMaxPauseMs);
+  const processors: ProcessorMap = createProcessors({ pipeline, index, send, sendPause });
   const checks: Record<string, () => Promise<unknown>> = {};
   const start = <T>(name: string, processor: Processor<T>, concurrency: number, extra: Partial<WorkerOptions> = {}) => {
     // Every line about a job carries its id and queue.
@@ -131,7 +130,7 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
       log.debug('job completed');
       return result;
     };
-    const worker = new Worker<T>(name, run, { ...workerBase, concurrency, ...extra });
+    const worker = new Worker<T>(name, run, { ...workerBase, prefix: queueKeyPrefix(config.queuePrefix, name), concurrency, ...extra });
     worker.on('completed', (job) => metrics?.jobFinished(name, 'completed', secondsOf(job as Job)));
     worker.on('failed', (job, error) => {
       if (job) metrics?.jobFinished(name, 'failed', secondsOf(job as Job));
@@ -141,35 +140,38 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
     workers.push(worker as unknown as Worker);
   };
 
-  if (roles.includes('matcher')) {
+  if (roles.includes('match')) {
     await index.loadAll(db);
-    subscriber = new Redis(config.redisUrl, { connectionName: 'notify-rule-changes' });
+    subscriber = createRedis(config.redis, 'notify-rule-changes', 'subscriber');
     subscriber.on('error', (error) => logger.warn({ err: error }, 'rule change subscriber error'));
     await subscribeToRuleChanges(subscriber, (change) => {
       index.refresh(db, change).catch((error) => logger.warn({ err: error }, 'rule index refresh failed'));
-    });
+    }, redisChannels(config.queuePrefix).rulesChanged);
     stops.push(every(config.pipeline.ruleResyncMs, () => index.loadAll(db), logger, 'rule resync'));
-    for (const name of QUEUE_NAMES.events) start(name, processors.match, config.pipeline.matchConcurrency);
-    logger.info({ rules: index.size }, 'matcher started');
+    for (const name of QUEUE_NAMES.match) start(name, processors.match, config.pipeline.matchConcurrency);
+    logger.info({ rules: index.size }, 'match role started');
   }
-  if (roles.includes('scheduler')) {
-    start(QUEUE_NAMES.digest, processors.digest, 4);
-    stops.push(every(config.pipeline.schedulerTickMs, () => requestDueDigests(pipeline), logger, 'due digests'));
+  if (roles.includes('schedule')) {
+    stops.push(every(config.pipeline.scheduleTickMs, () => requestDuePeriods(pipeline), logger, 'due periods'));
     stops.push(
       every(config.pipeline.reconcileIntervalMs, async () => {
         const result = await reconcile(pipeline, { graceMs: config.pipeline.reconcileGraceMs });
         if (result.events || result.deliveries) logger.info(result, 'reconciler re-requested lost work');
       }, logger, 'reconcile'),
     );
-    logger.info('scheduler started');
+    logger.info('schedule role started');
   }
-  if (roles.includes('mailer') && transport) {
+  if (roles.includes('deliver')) {
+    start(QUEUE_NAMES.deliver, processors.deliver, 4);
+    logger.info('deliver role started');
+  }
+  if (roles.includes('send') && transport) {
     const mail = transport;
     checks[mail.kind] = cachedCheck(() => mail.verify(), MAIL_CHECK_TTL_MS);
-    // No real limit: BullMQ honours a pause (queue.rateLimit, see the mail processor) only on a limited queue.
-    start(QUEUE_NAMES.mail, processors.mail, config.pipeline.mailConcurrency, { limiter: { max: 1_000_000_000, duration: 1000 } });
+    // No real limit: BullMQ honours a pause (queue.rateLimit, see the send processor) only on a limited queue.
+    start(QUEUE_NAMES.send, processors.send, config.pipeline.sendConcurrency, { limiter: { max: 1_000_000_000, duration: 1000 } });
     const target = mail.kind === 'smtp' && config.mail.smtpUrl ? { smtp: maskUrlPassword(config.mail.smtpUrl) } : { outbox: config.mail.outboxDir };
-    logger.info({ transport: mail.kind, ...target }, 'mailer started');
+    logger.info({ transport: mail.kind, ...target }, 'send role started');
   }
 
   let closed = false;
@@ -199,7 +201,7 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
       }
       await subscriber?.quit().catch(() => {});
       await transport?.close().catch(() => {});
-      (connection as Redis).disconnect();
+      connection.disconnect();
     },
   };
 }

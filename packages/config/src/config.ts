@@ -11,6 +11,21 @@ const optionalSecret = z
   .optional()
   .transform((value) => (value && value.trim() !== '' ? value.trim() : undefined));
 
+/** `host:port,host:port` (an IPv6 host in brackets: `[::1]:7000`). */
+const hostPortList = commaList.pipe(
+  z.array(
+    z.string().transform((item, context) => {
+      const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:\s[\]]+)):(\d{1,5})$/.exec(item);
+      const port = match ? Number(match[3]) : 0;
+      if (!match || port < 1 || port > 65535) {
+        context.addIssue({ code: 'custom', message: `"${item}" is not host:port` });
+        return z.NEVER;
+      }
+      return { host: match[1] ?? match[2]!, port };
+    }),
+  ),
+);
+
 const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
 // One schema per concern; each reads only its own variables.
@@ -32,6 +47,14 @@ const storesSchema = z.object({
   /** The PostgreSQL schema that holds the tables (PostgreSQL limits names to 63 bytes). */
   DATABASE_SCHEMA: z.string().min(1).max(63).default('public'),
   REDIS_URL: z.string().min(1).default('redis://127.0.0.1:6379'),
+  /** Seed nodes of a Redis Cluster, `host:port,host:port`: when set, REDIS_URL is not used. */
+  REDIS_CLUSTER_NODES: hostPortList,
+  /** Sentinels watching one master, `host:port,...`, with REDIS_SENTINEL_MASTER naming it. */
+  REDIS_SENTINELS: hostPortList,
+  REDIS_SENTINEL_MASTER: z.string().min(1).optional(),
+  /** Credentials of the cluster's nodes or of the sentinel-watched master (REDIS_URL carries its own). */
+  REDIS_USERNAME: optionalSecret,
+  REDIS_PASSWORD: optionalSecret,
   QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]+$/).default('notify'),
 });
 
@@ -44,21 +67,60 @@ const authSchema = z.object({
   API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(1000).default(1000),
 });
 
+/** Why SMTP_URL cannot be used, or null. The URL holds a password, so no message repeats it. */
+function smtpUrlProblem(value: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'expected smtp://[user:password@]host[:port] or smtps://… (percent-encode the credentials)';
+  }
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') return 'expected an smtp:// or smtps:// URL';
+  const tls = url.searchParams.get('tls');
+  if (tls !== null && tls !== 'required' && tls !== 'optional') return 'tls= must be required or optional';
+  return null;
+}
+
 const mailSchema = z.object({
-  SMTP_URL: optionalSecret,
+  /** `?tls=optional` lets credentials go over a connection without STARTTLS (a plain local relay); see packages/mail. */
+  SMTP_URL: optionalSecret.superRefine((value, context) => {
+    const problem = value === undefined ? null : smtpUrlProblem(value);
+    if (problem) context.addIssue({ code: 'custom', message: problem });
+  }),
   MAIL_FROM: z.string().min(3).default('alerts@localhost'),
   OUTBOX_DIR: z.string().min(1).default('outbox'),
 });
 
-export const ROLES = ['api', 'matcher', 'scheduler', 'mailer'] as const;
+/**
+ * What a process runs, named after the pipeline stages (packages/core/GLOSSARY.md): `api` (HTTP,
+ * ingest included), `match` (the match queues and the rule index), `schedule` (the tick that asks
+ * for due periods, and the reconciler), `deliver` (the deliver queue), `send` (the send queue).
+ */
+export const ROLES = ['api', 'match', 'schedule', 'deliver', 'send'] as const;
 export type Role = (typeof ROLES)[number];
+
+/** The names of earlier releases, still accepted so existing deployments keep working. */
+export const ROLE_ALIASES: Readonly<Record<string, readonly Role[]>> = {
+  matcher: ['match'],
+  scheduler: ['schedule', 'deliver'],
+  mailer: ['send'],
+};
+
+const roleName = z.string().transform((name, context) => {
+  if ((ROLES as readonly string[]).includes(name)) return [name as Role];
+  const alias = Object.hasOwn(ROLE_ALIASES, name) ? ROLE_ALIASES[name] : undefined;
+  if (alias) return [...alias];
+  context.addIssue({ code: 'custom', message: `unknown role "${name}": expected ${ROLES.join(', ')} (or ${Object.keys(ROLE_ALIASES).join(', ')})` });
+  return z.NEVER;
+});
 
 const pipelineSchema = z.object({
   ROLES: z
     .string()
     .default(ROLES.join(','))
     .transform((value) => value.split(',').map((role) => role.trim()).filter(Boolean))
-    .pipe(z.array(z.enum(ROLES)).min(1, 'name at least one role')),
+    .pipe(z.array(roleName).min(1, 'name at least one role'))
+    .transform((lists) => lists.flat()),
   /** After an instant rule's first e-mail, matches within this window go out together at its end. */
   INSTANT_COALESCE_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
   SCHEDULER_TICK_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
@@ -94,6 +156,11 @@ const lookupSchema = z.object({
     ),
   WHOIS_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
   WHOIS_CACHE_SECONDS: z.coerce.number().int().min(0).max(30 * 86_400).default(86_400),
+  /** Whether referrals may lead into private address space (air-gapped mirrors); the configured server always may be there. */
+  WHOIS_ALLOW_PRIVATE: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true'),
 });
 
 const cacheSchema = z.object({
@@ -123,7 +190,8 @@ export interface Config {
   databasePoolSize: number;
   /** PostgreSQL schema of the tables; `public` unless DATABASE_SCHEMA says otherwise. */
   databaseSchema: string;
-  redisUrl: string;
+  /** Where Redis is: one node (REDIS_URL), a cluster (REDIS_CLUSTER_NODES) or a master watched by sentinels. */
+  redis: RedisTarget;
   /** Redis key prefix of every queue. */
   queuePrefix: string;
   adminToken: string | undefined;
@@ -135,20 +203,43 @@ export interface Config {
   roles: Role[];
   pipeline: {
     instantCoalesceMs: number;
-    schedulerTickMs: number;
+    scheduleTickMs: number;
     reconcileIntervalMs: number;
     reconcileGraceMs: number;
     ruleResyncMs: number;
     matchConcurrency: number;
-    mailConcurrency: number;
-    mailOutageMaxPauseMs: number;
+    sendConcurrency: number;
+    sendOutageMaxPauseMs: number;
     jobLockMs: number;
   };
   logLevel: z.infer<typeof logLevel>;
-  /** WHOIS lookups: where they start (host[:port]), their deadline, how long answers are cached (0: not at all). */
-  whois: { server: string; timeoutMs: number; cacheSeconds: number };
+  /** WHOIS lookups: where they start (host[:port]), their deadline, how long answers are cached (0: not at all), whether referrals may lead into private address space. */
+  whois: { server: string; timeoutMs: number; cacheSeconds: number; allowPrivate: boolean };
   /** Bytes of serialized rule-list pages an API process caches, all organizations together. */
   ruleListCacheBytes: number;
+}
+
+export interface HostPort {
+  host: string;
+  port: number;
+}
+
+export type RedisTarget =
+  | { kind: 'single'; url: string }
+  | { kind: 'cluster'; nodes: HostPort[]; username?: string; password?: string }
+  | { kind: 'sentinel'; sentinels: HostPort[]; masterName: string; username?: string; password?: string };
+
+function redisTarget(stores: z.infer<typeof storesSchema>, issues: string[]): RedisTarget {
+  const credentials = { ...(stores.REDIS_USERNAME && { username: stores.REDIS_USERNAME }), ...(stores.REDIS_PASSWORD && { password: stores.REDIS_PASSWORD }) };
+  if (stores.REDIS_CLUSTER_NODES.length) {
+    if (stores.REDIS_SENTINELS.length) issues.push('  REDIS_SENTINELS: name either a cluster (REDIS_CLUSTER_NODES) or sentinels, not both');
+    return { kind: 'cluster', nodes: stores.REDIS_CLUSTER_NODES, ...credentials };
+  }
+  if (stores.REDIS_SENTINELS.length) {
+    if (!stores.REDIS_SENTINEL_MASTER) issues.push('  REDIS_SENTINEL_MASTER: required with REDIS_SENTINELS (the name of the master they watch)');
+    return { kind: 'sentinel', sentinels: stores.REDIS_SENTINELS, masterName: stores.REDIS_SENTINEL_MASTER ?? '', ...credentials };
+  }
+  return { kind: 'single', url: stores.REDIS_URL };
 }
 
 function parse<T extends z.ZodType>(schema: T, env: NodeJS.ProcessEnv): z.infer<T> {
@@ -179,7 +270,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const pipeline = attempt(pipelineSchema);
   const lookup = attempt(lookupSchema);
   const cache = attempt(cacheSchema);
-  if (!http || !stores || !auth || !mail || !logging || !pipeline || !lookup || !cache) {
+  const redis = stores && redisTarget(stores, issues);
+  if (!http || !stores || !redis || !auth || !mail || !logging || !pipeline || !lookup || !cache || issues.length) {
     throw new ConfigError(`Invalid configuration:\n${issues.join('\n')}`);
   }
   return {
@@ -194,7 +286,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: stores.DATABASE_URL,
     databasePoolSize: stores.DATABASE_POOL_SIZE,
     databaseSchema: stores.DATABASE_SCHEMA,
-    redisUrl: stores.REDIS_URL,
+    redis,
     queuePrefix: stores.QUEUE_PREFIX,
     adminToken: auth.ADMIN_TOKEN,
     ingestTokens: auth.INGEST_TOKEN,
@@ -211,17 +303,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     roles: [...new Set(pipeline.ROLES)],
     pipeline: {
       instantCoalesceMs: pipeline.INSTANT_COALESCE_MS,
-      schedulerTickMs: pipeline.SCHEDULER_TICK_MS,
+      scheduleTickMs: pipeline.SCHEDULER_TICK_MS,
       reconcileIntervalMs: pipeline.RECONCILE_INTERVAL_MS,
       reconcileGraceMs: pipeline.RECONCILE_GRACE_MS,
       ruleResyncMs: pipeline.RULE_RESYNC_MS,
       matchConcurrency: pipeline.MATCH_CONCURRENCY,
-      mailConcurrency: pipeline.MAIL_CONCURRENCY,
-      mailOutageMaxPauseMs: pipeline.MAIL_OUTAGE_MAX_PAUSE_MS,
+      sendConcurrency: pipeline.MAIL_CONCURRENCY,
+      sendOutageMaxPauseMs: pipeline.MAIL_OUTAGE_MAX_PAUSE_MS,
       jobLockMs: pipeline.JOB_LOCK_MS,
     },
     logLevel: logging.LOG_LEVEL,
-    whois: { server: lookup.WHOIS_SERVER, timeoutMs: lookup.WHOIS_TIMEOUT_MS, cacheSeconds: lookup.WHOIS_CACHE_SECONDS },
+    whois: { server: lookup.WHOIS_SERVER, timeoutMs: lookup.WHOIS_TIMEOUT_MS, cacheSeconds: lookup.WHOIS_CACHE_SECONDS, allowPrivate: lookup.WHOIS_ALLOW_PRIVATE },
     ruleListCacheBytes: cache.RULE_LIST_CACHE_BYTES,
   };
 }

@@ -1,1 +1,1 @@
-export { loadConfig, ConfigError, ROLES, type Config, type Role } from './config';
+export { loadConfig, ConfigError, ROLES, ROLE_ALIASES, type Config, type HostPort, type RedisTarget, type Role } from './config';

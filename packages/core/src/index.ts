@@ -10,3 +10,4 @@ export * from './schedule';
 export * from './rules';
 export * from './events';
 export * from './assets';
+export * from './validation';

@@ -4,7 +4,7 @@ import type { Database } from './client';
 /**
  * The asset inventory (table `assets`): every asset an ingested event named, per
  * organization, with its type, tags, the scopes seen on it and when it was first and last
- * seen. Ingest records it (recordAssetsSql) in the statement that stores the events;
+ * seen. Ingest records it in the statement that stores the events (sql/store-events.ts);
  * the EASM asset search reads it (searchAssets) with the condition language compiled to SQL.
  */
 
@@ -23,46 +23,6 @@ export interface AssetSearchQuery {
   sort: readonly AssetSort[];
   page: number;
   pageSize: number;
-}
-
-/**
- * An INSERT … SELECT that records the assets of the rows of `source` (a CTE or table with
- * organization_id, asset, asset_type, tags, scope, occurred_at), one row per asset:
- * tags and scopes are merged, first/last seen widened, and the asset_type is the one of the
- * latest event that named one. Rows are grouped first (ON CONFLICT cannot touch a row twice
- * in one statement) and written in key order, so concurrent batches lock rows in the same
- * order and cannot deadlock each other. An event that changes nothing writes nothing.
- */
-export function recordAssetsSql(source: string): string {
-  return `
-    INSERT INTO assets AS a (organization_id, asset, asset_type, tags, scopes, first_seen, last_seen, asset_lower, asset_lower_reversed, tags_lower)
-    SELECT s.organization_id, s.asset,
-           (array_agg(s.asset_type ORDER BY s.occurred_at DESC) FILTER (WHERE s.asset_type IS NOT NULL))[1],
-           COALESCE(array_agg(DISTINCT t.tag) FILTER (WHERE t.tag IS NOT NULL), '{}'),
-           array_agg(DISTINCT s.scope),
-           min(s.occurred_at), max(s.occurred_at),
-           lower(s.asset), reverse(lower(s.asset)),
-           COALESCE(array_agg(DISTINCT lower(t.tag)) FILTER (WHERE t.tag IS NOT NULL), '{}')
-      FROM ${source} s LEFT JOIN LATERAL unnest(s.tags) AS t(tag) ON true
-     GROUP BY s.organization_id, s.asset
-     ORDER BY s.organization_id, s.asset
-    ON CONFLICT (organization_id, asset) DO UPDATE SET
-      asset_type = CASE WHEN EXCLUDED.last_seen >= a.last_seen THEN COALESCE(EXCLUDED.asset_type, a.asset_type)
-                        ELSE COALESCE(a.asset_type, EXCLUDED.asset_type) END,
-      tags = CASE WHEN a.tags @> EXCLUDED.tags THEN a.tags
-                  ELSE ARRAY(SELECT DISTINCT u FROM unnest(a.tags || EXCLUDED.tags) u ORDER BY u) END,
-      tags_lower = CASE WHEN a.tags_lower @> EXCLUDED.tags_lower THEN a.tags_lower
-                        ELSE ARRAY(SELECT DISTINCT u FROM unnest(a.tags_lower || EXCLUDED.tags_lower) u ORDER BY u) END,
-      scopes = CASE WHEN a.scopes @> EXCLUDED.scopes THEN a.scopes
-                    ELSE ARRAY(SELECT DISTINCT u FROM unnest(a.scopes || EXCLUDED.scopes) u ORDER BY u) END,
-      first_seen = LEAST(a.first_seen, EXCLUDED.first_seen),
-      last_seen = GREATEST(a.last_seen, EXCLUDED.last_seen)
-    WHERE EXCLUDED.last_seen > a.last_seen
-       OR EXCLUDED.first_seen < a.first_seen
-       OR NOT (COALESCE(a.tags, '{}') @> EXCLUDED.tags)
-       OR NOT (COALESCE(a.scopes, '{}') @> EXCLUDED.scopes)
-       OR (EXCLUDED.asset_type IS NOT NULL AND a.asset_type IS DISTINCT FROM EXCLUDED.asset_type
-           AND (a.asset_type IS NULL OR EXCLUDED.last_seen >= a.last_seen))`;
 }
 
 // ---------------------------------------------------------------------------

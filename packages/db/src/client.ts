@@ -12,14 +12,44 @@ export interface DatabaseOptions {
 }
 
 /**
+ * What code outside this package holds of a database: something to hand to its named
+ * operations, and to close. The pipeline sees only this, so it depends on operations ("claim a
+ * delivery", "record matches"), never on the pool, Prisma or a table's layout.
+ */
+export interface DatabaseHandle {
+  readonly schema: string;
+  close(): Promise<void>;
+}
+
+/**
  * One pg pool serves both Prisma (through the driver adapter) and the raw,
  * set-based SQL of the hot paths, so a process holds one set of connections.
+ * Processes create it and pass it on as a DatabaseHandle; `pool` and `prisma` are for this
+ * package's operations (and tests that look at tables).
  */
-export interface Database {
+export interface Database extends DatabaseHandle {
   prisma: PrismaClient;
   pool: pg.Pool;
-  schema: string;
-  close(): Promise<void>;
+}
+
+declare const transaction: unique symbol;
+
+/**
+ * An open transaction, for the operations that take one: callers pass it on and never
+ * query through it. What it wraps (a pg client) is this package's own.
+ */
+export interface Transaction {
+  readonly [transaction]: true;
+}
+
+/** The pool behind a handle; every handle is a Database made by createDatabase. */
+export function poolOf(db: DatabaseHandle): pg.Pool {
+  return (db as Database).pool;
+}
+
+/** The connection behind a transaction. */
+export function clientOf(tx: Transaction): pg.PoolClient {
+  return tx as unknown as pg.PoolClient;
 }
 
 export function quoteIdent(identifier: string): string {
@@ -58,8 +88,8 @@ export function createDatabase(options: DatabaseOptions): Database {
  * and is thrown away, never the process: a checked-out client's `error` event
  * has no listener of the pool's.
  */
-export async function withTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
+export async function withTransaction<T>(db: DatabaseHandle, work: (tx: Transaction) => Promise<T>): Promise<T> {
+  const client = await poolOf(db).connect();
   let broken: Error | undefined;
   const onError = (error: Error) => {
     broken = error;
@@ -67,7 +97,7 @@ export async function withTransaction<T>(pool: pg.Pool, work: (client: pg.PoolCl
   client.on('error', onError);
   try {
     await client.query('BEGIN');
-    const result = await work(client);
+    const result = await work(client as unknown as Transaction);
     await client.query('COMMIT');
     return result;
   } catch (error) {

@@ -16,3 +16,8 @@ export function pgCode(error: unknown): string | undefined {
 export function isPrismaNotFound(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'P2025';
 }
+
+/** A write that named a row another table does not have (an organization deleted meanwhile, say). */
+export function isForeignKeyViolation(error: unknown): boolean {
+  return pgCode(error) === PG.foreignKeyViolation;
+}

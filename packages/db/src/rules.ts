@@ -14,7 +14,7 @@ import {
   type Scope,
 } from '@notify/core';
 import type { Prisma } from './generated/prisma/client';
-import { withTransaction, type Database } from './client';
+import { clientOf, withTransaction, type Database } from './client';
 import { pgCode, PG } from './errors';
 import { unknownMemberIds } from './members';
 
@@ -104,7 +104,8 @@ export async function createRule(db: Database, organizationId: string, body: Rul
   let row: CreatedRow & { limit_reached: boolean };
   let maxRules = 0;
   try {
-    row = await withTransaction(db.pool, async (client) => {
+    row = await withTransaction(db, async (tx) => {
+      const client = clientOf(tx);
       // Creates of one organization take turns on its row, and the count below is a statement of
       // its own (a fresh snapshot, after the lock): two creates at the limit cannot both see room.
       // NO KEY UPDATE leaves the KEY SHARE locks of foreign keys (other rows' inserts) alone.

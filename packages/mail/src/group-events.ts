@@ -1,5 +1,5 @@
 import type { Severity } from '@notify/core';
-import type { MailEvent } from './mail-content';
+import type { EventDetails } from '@notify/core';
 
 /** Most severe first; events without a severity come last. */
 export const SEVERITY_ORDER: readonly (Severity | null)[] = ['critical', 'high', 'medium', 'low', 'info', null];
@@ -9,7 +9,7 @@ function rank(severity: Severity | null): number {
   return index === -1 ? SEVERITY_ORDER.length - 1 : index;
 }
 
-function time(event: MailEvent): number {
+function time(event: EventDetails): number {
   const value = event.occurredAt.getTime();
   return Number.isFinite(value) ? value : 0;
 }
@@ -19,7 +19,7 @@ export interface SeverityGroup {
   /** Events of this asset and severity, listed or not. */
   count: number;
   /** The listed ones, newest first. */
-  events: MailEvent[];
+  events: EventDetails[];
 }
 
 export interface AssetGroup {
@@ -52,7 +52,7 @@ interface AssetTally {
  * Counts cover every event; only the `limit` most important (most severe, then newest) are listed,
  * grouped by asset, then by severity.
  */
-export function groupEvents(events: readonly MailEvent[], limit: number): GroupedEvents {
+export function groupEvents(events: readonly EventDetails[], limit: number): GroupedEvents {
   const severityCounts = SEVERITY_ORDER.map(() => 0);
   const tallies = new Map<string, AssetTally>();
   for (const event of events) {
@@ -77,7 +77,7 @@ export function groupEvents(events: readonly MailEvent[], limit: number): Groupe
     .sort((a, b) => rank(a.severity) - rank(b.severity) || time(b) - time(a) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     .slice(0, Math.max(0, limit));
   // `chosen` is already in severity-then-newest order, so appending keeps every group sorted.
-  const listedByAsset = new Map<string, MailEvent[][]>();
+  const listedByAsset = new Map<string, EventDetails[][]>();
   for (const event of chosen) {
     let buckets = listedByAsset.get(event.asset);
     if (!buckets) {

@@ -1,18 +1,4 @@
-import type { Frequency, Scope, Severity } from '@notify/core';
-
-export interface MailEvent {
-  id: string;
-  scope: Scope;
-  occurredAt: Date;
-  asset: string;
-  assetType: string | null;
-  severity: Severity | null;
-  tags: string[];
-  title: string;
-  summary: string | null;
-  url: string | null;
-  data: Record<string, unknown> | null;
-}
+import type { EventDetails, Frequency, Scope } from '@notify/core';
 
 export interface MailContent {
   organizationName: string;
@@ -25,7 +11,7 @@ export interface MailContent {
   timeZone: string;
   recipient: { email: string; name?: string | null };
   /** Every match; the renderer caps how many it lists, the counts cover all. */
-  events: MailEvent[];
+  events: EventDetails[];
 }
 
 export interface RenderedMail {

@@ -60,8 +60,9 @@ export function classifySendError(error: unknown): SendErrorKind {
   if (typeof error !== 'object' || error === null) return 'transient';
   const code = field(error, 'code');
   const responseCode = field(error, 'responseCode');
-  // Before the reply code: a refused login (535) is the server's configuration, not this message's fault.
-  if (typeof code === 'string' && (code === 'EAUTH' || code === 'ENOAUTH')) return 'transient';
+  // Before the reply code: a refused login (535) or STARTTLS (a server that cannot encrypt while
+  // SMTP_URL requires it) is the server's configuration, not this message's fault.
+  if (typeof code === 'string' && (code === 'EAUTH' || code === 'ENOAUTH' || code === 'ETLS')) return 'transient';
   if (typeof responseCode === 'number') {
     if (responseCode >= 400 && responseCode < 500) return 'transient';
     if (responseCode >= 500 && responseCode < 600) return 'permanent';

@@ -114,4 +114,41 @@ describe('smtp transport', () => {
     const server = await sink();
     await expect(transport(server.url).send(mail({ messageId: 'no-brackets@x\r\nX: y' }))).rejects.toBeInstanceOf(PermanentMailError);
   });
+
+  describe('TLS on smtp:// with credentials', () => {
+    it('sends the credentials only after STARTTLS when the server offers it', async () => {
+      const server = await sink({ starttls: true });
+      await transport(server.url).send(mail());
+      expect(server.logins).toEqual([{ user: 'user', secure: true }]);
+      expect(server.messages).toHaveLength(1);
+    });
+
+    it('refuses to send the credentials over a connection STARTTLS cannot encrypt (an offer stripped on the way)', async () => {
+      const server = await sink();
+      for (const url of [`smtp://user:secret@127.0.0.1:${server.port}`, `smtp://user:secret@127.0.0.1:${server.port}?tls=required`]) {
+        const smtp = transport(url);
+        await expect(smtp.verify()).rejects.toBeInstanceOf(TransientMailError);
+        await expect(smtp.send(mail())).rejects.toBeInstanceOf(TransientMailError);
+      }
+      expect(server.logins).toEqual([]);
+      expect(server.messages).toHaveLength(0);
+    });
+
+    it('sends them in clear text to a relay the URL says is plain (tls=optional), and needs no TLS without credentials', async () => {
+      const server = await sink({ authOptional: true });
+      await transport(`smtp://user:secret@127.0.0.1:${server.port}?tls=optional`).send(mail());
+      expect(server.logins).toEqual([{ user: 'user', secure: false }]);
+      await transport(`smtp://127.0.0.1:${server.port}`).send(mail());
+      expect(server.messages).toHaveLength(2);
+    });
+
+    it('still upgrades with tls=optional when the server offers STARTTLS, and can be told to insist without credentials', async () => {
+      const tlsServer = await sink({ starttls: true });
+      await transport(`smtp://user:secret@127.0.0.1:${tlsServer.port}?tls=optional&tls.rejectUnauthorized=false`).send(mail());
+      expect(tlsServer.logins).toEqual([{ user: 'user', secure: true }]);
+      const plain = await sink({ authOptional: true });
+      await expect(transport(`smtp://127.0.0.1:${plain.port}?tls=required`).send(mail())).rejects.toBeInstanceOf(TransientMailError);
+      expect(plain.messages).toHaveLength(0);
+    });
+  });
 });

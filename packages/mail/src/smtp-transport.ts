@@ -4,11 +4,35 @@ import { assertSendable, messageOptions } from './outgoing-mail';
 import { toMailError } from './send-errors';
 
 export interface SmtpTransportOptions {
-  /** `smtp://user:pass@host:587` or `smtps://…`; credentials percent-encoded. */
+  /** `smtp://user:pass@host:587` or `smtps://…`; credentials percent-encoded; `?tls=` see readSmtpUrl. */
   smtpUrl: string;
   maxConnections?: number;
   /** Connect, greeting and idle-socket timeout. */
   timeoutsMs?: number;
+}
+
+/** What the transport makes of SMTP_URL: the URL for nodemailer (our `tls` parameter removed) and its TLS policy. */
+export interface SmtpUrlSettings {
+  url: string;
+  /** Send STARTTLS before anything else, and give up on a server that does not take it. */
+  requireTLS: boolean;
+}
+
+/**
+ * `smtps://` is TLS from the first byte. On `smtp://`, nodemailer upgrades with STARTTLS when the
+ * server offers it, and otherwise carries on in clear text, credentials included: whoever sits on
+ * the path can strip the offer (a downgrade) and read the password. So with credentials, STARTTLS is
+ * required (`tls=required`, the default then); `tls=optional` accepts a connection that stays in
+ * clear text, for a plain local relay, and is the default without credentials.
+ */
+export function readSmtpUrl(smtpUrl: string): SmtpUrlSettings {
+  const url = new URL(smtpUrl);
+  const tls = url.searchParams.get('tls');
+  if (tls !== null && tls !== 'required' && tls !== 'optional') throw new Error('SMTP_URL: tls= must be required or optional');
+  // nodemailer would take `tls=` for its own TLS options object.
+  if (tls !== null) url.searchParams.delete('tls');
+  const credentials = url.username !== '' || url.password !== '';
+  return { url: url.toString(), requireTLS: url.protocol === 'smtp:' && (tls === 'required' || (tls === null && credentials)) };
 }
 
 /**
@@ -17,8 +41,10 @@ export interface SmtpTransportOptions {
  */
 export function createSmtpTransport(options: SmtpTransportOptions): MailTransport {
   const timeout = options.timeoutsMs ?? 30_000;
+  const { url, requireTLS } = readSmtpUrl(options.smtpUrl);
   const transporter = nodemailer.createTransport({
-    url: options.smtpUrl,
+    url,
+    requireTLS,
     pool: true,
     maxConnections: options.maxConnections ?? 5,
     // Keep pooled connections for good: each new one costs the server's greeting delay.

@@ -1,7 +1,8 @@
 import type { Severity } from '@notify/core';
 import { effectiveZone, formatDateTime } from './format-date';
 import { groupEvents } from './group-events';
-import type { MailContent, MailEvent } from './mail-content';
+import type { EventDetails } from '@notify/core';
+import type { MailContent } from './mail-content';
 import { httpUrl, multiLine, singleLine, truncate } from './sanitize';
 import { countedEvents, countedScope, scopeLabel } from './scope-labels';
 import { buildSubject, digestLabel } from './subject';
@@ -74,7 +75,7 @@ function dataValue(value: unknown): string {
   }
 }
 
-function eventView(event: MailEvent, zone: string): EventView {
+function eventView(event: EventDetails, zone: string): EventView {
   const tags = Array.isArray(event.tags)
     ? event.tags.slice(0, MAX_TAGS).map((tag) => singleLine(String(tag), 60)).filter(Boolean)
     : [];
@@ -97,7 +98,7 @@ function eventView(event: MailEvent, zone: string): EventView {
 }
 
 /** The line inboxes show after the subject: the event itself, or what the counts add up to. */
-function preheader(events: readonly MailEvent[], totals: string, severities: { label: string; count: number }[]): string {
+function preheader(events: readonly EventDetails[], totals: string, severities: { label: string; count: number }[]): string {
   const only = events.length === 1 ? events[0] : undefined;
   if (only) return truncate(`${singleLine(only.asset, 100)}: ${singleLine(only.title, 150)}`, 200);
   const breakdown = severities.map((s) => `${s.count} ${s.label.toLowerCase()}`).join(', ');

@@ -1,4 +1,4 @@
-import type { Database } from '@notify/db';
+import type { DatabaseHandle } from '@notify/db';
 import type { Queues } from '@notify/queues';
 
 /**
@@ -18,7 +18,8 @@ export interface PipelineMetrics {
 
 /** What the pipeline's use cases need; processes build one and pass it in. */
 export interface PipelineContext {
-  db: Database;
+  /** Reached only through @notify/db's named operations. */
+  db: DatabaseHandle;
   queues: Queues;
   /** The clock is a parameter, so schedules and windows are tested with fixed instants. */
   now: () => Date;

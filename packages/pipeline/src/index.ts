@@ -1,11 +1,14 @@
+// The pipeline, one folder per stage: ingest → match → (instant | schedule) → deliver → send,
+// and reconcile, which rebuilds from PostgreSQL what Redis lost. Words: packages/core/GLOSSARY.md.
 export type { PipelineContext, PipelineMetrics } from './context';
-export { RuleIndex, type IndexedRule } from './rules/rule-index';
-export { createRuleChangeAnnouncer, subscribeToRuleChanges, RULE_CHANGES_CHANNEL, type RuleChange, type RuleChangeAnnouncer } from './rules/rule-changes';
-export { matchEvents, instantKeys, type MatchResult } from './matching/match-events';
-export { deliverPeriod } from './delivery/deliver-period';
-export { sendDelivery, messageIdFor, EVENTS_PER_MAIL, type MailerContext, type SendOutcome } from './delivery/send-delivery';
-export { flushRule, retryDelivery } from './delivery/operator-actions';
-export { OutagePause } from './delivery/outage-pause';
-export { requestDueDigests } from './scheduling/due-periods';
-export { reconcile, type ReconcileResult, type ReconcileOptions } from './scheduling/reconcile';
 export * from './ingest';
+export { RuleIndex, type IndexedRule } from './rules/rule-index';
+export { createRuleChangeAnnouncer, subscribeToRuleChanges, type RuleChange, type RuleChangeAnnouncer } from './rules/rule-changes';
+export { matchEvents, type MatchResult } from './match/match-events';
+export { requestDuePeriods } from './schedule/due-periods';
+export { deliverPeriod, deliverInTransaction } from './deliver/deliver';
+export { flushRule } from './deliver/flush-rule';
+export { sendDelivery, messageIdFor, EVENTS_PER_MAIL, type SendContext, type SendOutcome } from './send/send-delivery';
+export { retryDelivery } from './send/retry-delivery';
+export { OutagePause } from './send/outage-pause';
+export { reconcile, type ReconcileResult, type ReconcileOptions } from './reconcile/reconcile';

@@ -1,13 +1,13 @@
 import { Queue, type ConnectionOptions } from 'bullmq';
 import { SCOPES, type Scope } from '@notify/core';
-import { eventQueueName, jobIds, jobPolicies, QUEUE_NAMES, type DigestJob, type MailJob, type MatchEventsJob } from './catalog';
+import { jobIds, jobPolicies, matchQueueName, queueKeyPrefix, QUEUE_NAMES, type DeliverJob, type MatchJob, type SendJob } from './catalog';
 
 export interface QueueOptions {
   connection: ConnectionOptions;
   /** Redis key prefix; tests give each file its own. */
   prefix?: string;
-  /** How often and how patiently a mail is retried (defaults: jobPolicies.mail). */
-  mail?: { attempts: number; backoffMs: number };
+  /** How often and how patiently a send is retried (defaults: jobPolicies.send). */
+  send?: { attempts: number; backoffMs: number };
 }
 
 export const DEFAULT_PREFIX = 'notify';
@@ -33,48 +33,49 @@ async function removeFinished(queue: Queue, ids: string[]): Promise<void> {
 
 /** The producer side of every queue, typed by the catalog. */
 export class Queues {
-  readonly events: ReadonlyMap<Scope, Queue<MatchEventsJob>>;
-  readonly digest: Queue<DigestJob>;
-  readonly mail: Queue<MailJob>;
+  readonly match: ReadonlyMap<Scope, Queue<MatchJob>>;
+  readonly deliver: Queue<DeliverJob>;
+  readonly send: Queue<SendJob>;
 
   constructor(readonly options: QueueOptions) {
-    const base = { connection: options.connection, prefix: options.prefix ?? DEFAULT_PREFIX };
-    this.events = new Map(SCOPES.map((scope) => [scope, new Queue<MatchEventsJob>(eventQueueName(scope), { ...base, defaultJobOptions: jobPolicies.match })]));
-    this.digest = new Queue<DigestJob>(QUEUE_NAMES.digest, { ...base, defaultJobOptions: jobPolicies.digest });
-    const mailPolicy = options.mail
-      ? { ...jobPolicies.mail, attempts: options.mail.attempts, backoff: { type: 'exponential', delay: options.mail.backoffMs } }
-      : jobPolicies.mail;
-    this.mail = new Queue<MailJob>(QUEUE_NAMES.mail, { ...base, defaultJobOptions: mailPolicy });
+    const prefix = options.prefix ?? DEFAULT_PREFIX;
+    const base = (name: string) => ({ connection: options.connection, prefix: queueKeyPrefix(prefix, name) });
+    this.match = new Map(SCOPES.map((scope) => [scope, new Queue<MatchJob>(matchQueueName(scope), { ...base(matchQueueName(scope)), defaultJobOptions: jobPolicies.match })]));
+    this.deliver = new Queue<DeliverJob>(QUEUE_NAMES.deliver, { ...base(QUEUE_NAMES.deliver), defaultJobOptions: jobPolicies.deliver });
+    const sendPolicy = options.send
+      ? { ...jobPolicies.send, attempts: options.send.attempts, backoff: { type: 'exponential', delay: options.send.backoffMs } }
+      : jobPolicies.send;
+    this.send = new Queue<SendJob>(QUEUE_NAMES.send, { ...base(QUEUE_NAMES.send), defaultJobOptions: sendPolicy });
   }
 
   all(): Queue[] {
-    return [...this.events.values(), this.digest, this.mail] as Queue[];
+    return [...this.match.values(), this.deliver, this.send] as Queue[];
   }
 
-  /** Publishes events to match, in batches of at most `batchSize` per job. */
-  async publishEvents(scope: Scope, events: Array<[string, string]>, batchSize = 100): Promise<void> {
-    const queue = this.events.get(scope)!;
+  /** Asks for stored events to be matched, in batches of at most `batchSize` per job. */
+  async requestMatch(scope: Scope, events: Array<[string, string]>, batchSize = 100): Promise<void> {
+    const queue = this.match.get(scope)!;
     const jobs = [];
     for (let i = 0; i < events.length; i += batchSize) jobs.push({ name: 'match', data: { events: events.slice(i, i + batchSize) } });
     if (jobs.length) await queue.addBulk(jobs);
   }
 
   /**
-   * Asks for each (rule, period) digest once: a job with the same id waiting or running is that
-   * request. With `replaceFinished`, a finished job of that id (failed after its retries, or
-   * stalled too often) no longer stands in the way: the record says the work is still owed.
+   * Asks for each (rule, period) to be delivered once: a job with the same id waiting or running
+   * is that request. With `replaceFinished`, a finished job of that id (failed after its retries,
+   * or stalled too often) no longer stands in the way: the record says the work is still owed.
    */
-  async requestDigests(digests: DigestJob[], delayMs = 0, options: RequestOptions = {}): Promise<void> {
-    if (!digests.length) return;
-    if (options.replaceFinished) await removeFinished(this.digest, digests.map(jobIds.digest));
-    await this.digest.addBulk(digests.map((data) => ({ name: 'digest', data, opts: { jobId: jobIds.digest(data), ...(delayMs > 0 && { delay: delayMs }) } })));
+  async requestDeliver(periods: DeliverJob[], delayMs = 0, options: RequestOptions = {}): Promise<void> {
+    if (!periods.length) return;
+    if (options.replaceFinished) await removeFinished(this.deliver, periods.map(jobIds.deliver));
+    await this.deliver.addBulk(periods.map((data) => ({ name: 'deliver', data, opts: { jobId: jobIds.deliver(data), ...(delayMs > 0 && { delay: delayMs }) } })));
   }
 
-  /** Asks for each delivery's e-mail once; `replaceFinished` as for digests. */
-  async requestMail(deliveryIds: string[], options: RequestOptions = {}): Promise<void> {
+  /** Asks for each delivery to be sent once; `replaceFinished` as for requestDeliver. */
+  async requestSend(deliveryIds: string[], options: RequestOptions = {}): Promise<void> {
     if (!deliveryIds.length) return;
-    if (options.replaceFinished) await removeFinished(this.mail, deliveryIds.map((deliveryId) => jobIds.mail({ deliveryId })));
-    await this.mail.addBulk(deliveryIds.map((deliveryId) => ({ name: 'mail', data: { deliveryId }, opts: { jobId: jobIds.mail({ deliveryId }) } })));
+    if (options.replaceFinished) await removeFinished(this.send, deliveryIds.map((deliveryId) => jobIds.send({ deliveryId })));
+    await this.send.addBulk(deliveryIds.map((deliveryId) => ({ name: 'send', data: { deliveryId }, opts: { jobId: jobIds.send({ deliveryId }) } })));
   }
 
   async close(): Promise<void> {

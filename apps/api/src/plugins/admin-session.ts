@@ -2,8 +2,9 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@notify/queues';
 import type { Logger } from '@notify/observability';
+import { redisKeys } from '@notify/queues';
 
 /**
  * Operator browser sessions: the queue dashboard and the console under `/admin`.
@@ -24,7 +25,6 @@ export const CSRF_HEADER = 'x-requested-with';
 export const CSRF_VALUE = 'notify-console';
 export const SESSION_TTL_MS = 8 * 3600 * 1000;
 export const SESSION_PATH = '/admin';
-const REVOKED_PREFIX = 'notify:admin-session:revoked:';
 
 export interface AdminSession {
   id: string;
@@ -56,9 +56,13 @@ declare module 'fastify' {
 
 export interface AdminSessionOptions {
   adminToken: string | undefined;
-  redis: Redis;
+  redis: RedisClient;
+  /** Redis key prefix (QUEUE_PREFIX): revoked sessions are kept under it. */
+  prefix: string;
   logger: Logger;
   ttlMs?: number;
+  /** Mark the cookie `Secure` on every request: PUBLIC_URL is https, so TLS may end at a proxy before us. */
+  secure?: boolean;
 }
 
 function digest(value: string): Buffer {
@@ -67,6 +71,7 @@ function digest(value: string): Buffer {
 
 async function adminSessionPlugin(app: FastifyInstance, options: AdminSessionOptions): Promise<void> {
   const { adminToken, redis, logger } = options;
+  const keys = redisKeys(options.prefix);
   const ttlMs = options.ttlMs ?? SESSION_TTL_MS;
   // Without a token no session can be opened; the random secret only keeps the signer well-formed.
   const secret = adminToken ? createHmac('sha256', adminToken).update('notify admin console session v1').digest() : randomBytes(32);
@@ -77,7 +82,7 @@ async function adminSessionPlugin(app: FastifyInstance, options: AdminSessionOpt
     path: SESSION_PATH,
     httpOnly: true,
     sameSite: 'strict' as const,
-    secure: request.protocol === 'https',
+    secure: options.secure === true || request.protocol === 'https',
   });
 
   const sessions: AdminSessions = {
@@ -104,7 +109,7 @@ async function adminSessionPlugin(app: FastifyInstance, options: AdminSessionOpt
       const session = { id: match[1]!, expiresAt: Number(match[2]) };
       if (session.expiresAt <= Date.now()) return null;
       try {
-        if (await redis.exists(REVOKED_PREFIX + session.id)) return null;
+        if (await redis.exists(keys.adminSessionRevoked(session.id))) return null;
       } catch (error) {
         // The signature and expiry still hold; only a logout's revocation cannot be seen now.
         logger.warn({ err: error }, 'could not check admin session revocation');
@@ -115,7 +120,7 @@ async function adminSessionPlugin(app: FastifyInstance, options: AdminSessionOpt
       const session = await sessions.read(request);
       if (session) {
         const remaining = Math.max(1, session.expiresAt - Date.now());
-        await redis.set(REVOKED_PREFIX + session.id, '1', 'PX', remaining).catch((error) => logger.warn({ err: error }, 'could not revoke admin session'));
+        await redis.set(keys.adminSessionRevoked(session.id), '1', 'PX', remaining).catch((error) => logger.warn({ err: error }, 'could not revoke admin session'));
       }
       reply.clearCookie(SESSION_COOKIE, cookieOptions(request));
     },

@@ -2,12 +2,13 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import rateLimit from '@fastify/rate-limit';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@notify/queues';
 import { isWellFormedApiKey } from '@notify/core';
 import type { KeyPrincipal, PlanGroup } from '@notify/db';
 import { GatewayError } from '../errors/catalog';
 import type { KeyCache } from './key-cache';
 import { LeasedRateLimitCounters, leasedStore } from './leased-rate-limit-store';
+import { redisKeys } from '@notify/queues';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -25,7 +26,7 @@ declare module 'fastify' {
 
 export interface AuthPluginOptions {
   keyCache: KeyCache;
-  redis: Redis;
+  redis: RedisClient;
   /** Redis key prefix of the counters. */
   prefix: string;
   /** 0: one Redis call per request; otherwise counters settle with Redis this often. */
@@ -62,7 +63,7 @@ async function authPlugin(app: FastifyInstance, options: AuthPluginOptions): Pro
   // Limits hold across every instance: each leases tokens of a key's window from Redis and spends
   // them locally (leased-rate-limit-store.ts); quota keys lease one token at a time, so a quota is
   // exact. A Redis outage lets requests through on local counting rather than failing the API.
-  const counters = new LeasedRateLimitCounters({ redis: options.redis, prefix: `${options.prefix}:rl:`, exact: (key) => key.includes(':q:') });
+  const counters = new LeasedRateLimitCounters({ redis: options.redis, prefix: redisKeys(options.prefix).rateLimit, exact: (key) => key.includes(':q:') });
   await app.register(rateLimit, { global: false, store: leasedStore(counters) as never, skipOnError: true });
   const principalOf = (request: FastifyRequest) => request.principal as KeyPrincipal;
   const perSecond = app.createRateLimit({

@@ -1,9 +1,8 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { Conflict, LimitReached, NotFound, ValidationFailed, type FieldIssue } from '@notify/core';
+import { Conflict, LimitReached, NotFound, schemaErrorsToIssues, ValidationFailed, type FieldIssue, type SchemaError } from '@notify/core';
 import { isDatabaseUnavailable } from '@notify/db';
 import { ApplicationError, applicationErrors, GatewayError, gatewayErrors, type ApplicationErrorName } from '../errors/catalog';
-import { schemaErrorsToIssues, type SchemaError } from '../errors/validation-messages';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -50,7 +49,7 @@ async function errorsPlugin(app: FastifyInstance, options: ErrorPluginOptions): 
     if (error instanceof GatewayError) return sendGateway(reply, request, error);
     if (error.validation) {
       const deferred = request.routeOptions.config?.deferRequired ?? [];
-      const issues = schemaErrorsToIssues(error.validation as unknown as SchemaError[], error.validationContext === 'body' ? deferred : []);
+      const issues = schemaErrorsToIssues(error.validation as unknown as SchemaError[], { deferred: error.validationContext === 'body' ? deferred : [] });
       return send(reply, 'validation', null, issues);
     }
     if (error instanceof ValidationFailed) return send(reply, 'validation', null, error.parameters);

@@ -1,9 +1,5 @@
-import type { Redis } from 'ioredis';
 import { hashApiKey } from '@notify/core';
 import type { KeyPrincipal } from '@notify/db';
-
-/** Redis channel on which any process announces that keys or plans changed. */
-export const KEY_INVALIDATION_CHANNEL = 'notify:api-keys:invalidate';
 
 interface Entry {
   principal: KeyPrincipal | null;
@@ -58,16 +54,4 @@ export class KeyCache {
     this.generation++;
     this.entries.clear();
   }
-}
-
-/** Clears every instance's cache at once when a key is deleted or a plan changes. */
-export async function subscribeToInvalidations(subscriber: Redis, cache: KeyCache): Promise<void> {
-  subscriber.on('message', (channel) => {
-    if (channel === KEY_INVALIDATION_CHANNEL) cache.clear();
-  });
-  await subscriber.subscribe(KEY_INVALIDATION_CHANNEL);
-}
-
-export async function announceInvalidation(redis: Redis): Promise<void> {
-  await redis.publish(KEY_INVALIDATION_CHANNEL, String(Date.now()));
 }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@notify/queues';
 
 /**
  * A store for @fastify/rate-limit whose limits hold exactly across any number of instances
@@ -51,7 +51,7 @@ interface Window {
 }
 
 export interface LeasedStoreOptions {
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   /** Keys that lease one token at a time whatever their limit (monthly quotas: rare, and billed). */
   exact?: (key: string) => boolean;

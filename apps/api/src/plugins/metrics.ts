@@ -1,8 +1,8 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Metrics } from '@notify/observability';
 import { GatewayError } from '../errors/catalog';
+import { bearerToken, sameSecret } from './bearer';
 
 export interface MetricsPluginOptions {
   metrics: Metrics;
@@ -13,21 +13,13 @@ export interface MetricsPluginOptions {
 /** The label of requests no route matched: raw URLs would make a label per scanner probe. */
 export const UNMATCHED_ROUTE = 'not_found';
 
-const digest = (value: string) => createHash('sha256').update(value).digest();
-
-function bearerToken(request: FastifyRequest): string | undefined {
-  const header = request.headers.authorization;
-  if (typeof header !== 'string') return undefined;
-  return /^Bearer\s+(.+)$/i.exec(header.trim())?.[1];
-}
-
 /**
  * Counts and times every HTTP answer by method, route pattern and status, and serves the
  * Prometheus text at `GET /metrics` to a bearer of the admin token or METRICS_TOKEN.
  */
 async function metricsPlugin(app: FastifyInstance, options: MetricsPluginOptions): Promise<void> {
   const { metrics } = options;
-  const tokens = options.tokens.filter((token): token is string => typeof token === 'string' && token !== '').map(digest);
+  const tokens = options.tokens.filter((token): token is string => typeof token === 'string' && token !== '');
 
   app.addHook('onResponse', async (request, reply) => {
     metrics.httpRequest(
@@ -42,8 +34,7 @@ async function metricsPlugin(app: FastifyInstance, options: MetricsPluginOptions
     schema: { hide: true },
     onRequest: async (request) => {
       const token = bearerToken(request);
-      const presented = token === undefined ? undefined : digest(token);
-      if (!presented || !tokens.some((expected) => timingSafeEqual(presented, expected))) {
+      if (token === undefined || !tokens.some((expected) => sameSecret(token, expected))) {
         throw new GatewayError('invalidApiKey', { 'www-authenticate': 'Bearer realm="metrics"' });
       }
     },

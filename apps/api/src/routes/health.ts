@@ -1,8 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { ping } from '@notify/db';
 import type { AppDeps } from '../deps';
+import { GatewayError } from '../errors/catalog';
+import { bearerToken, sameSecret } from '../plugins/bearer';
 
-const Check = Type.Object({ status: Type.Union([Type.Literal('ok'), Type.Literal('fail')]), error: Type.Optional(Type.String()) });
+const Check = Type.Object({
+  status: Type.Union([Type.Literal('ok'), Type.Literal('fail')]),
+  error: Type.Optional(Type.String({ description: 'Why the check failed: only to a caller with the operator token (and in the logs).' })),
+});
 const Readiness = Type.Object({ status: Type.Union([Type.Literal('ok'), Type.Literal('fail')]), checks: Type.Record(Type.String(), Check) });
 
 async function timed(check: () => Promise<unknown>, timeoutMs: number): Promise<{ status: 'ok' | 'fail'; error?: string }> {
@@ -30,13 +37,31 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async 
     config, schema: { tags, summary: 'The process is running', response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
   }, async () => ({ status: 'ok' as const }));
 
+  // A failed check's error names hosts, ports and login failures: operators read it (with the
+  // operator token, and in the logs), anyone else the check's name and status only.
+  const lastErrors = new Map<string, string>();
+  const isOperator = (request: FastifyRequest): boolean => {
+    const token = bearerToken(request);
+    if (token === undefined) return false;
+    const adminToken = deps.config.adminToken;
+    if (!adminToken || !sameSecret(token, adminToken)) throw new GatewayError('invalidApiKey', { 'www-authenticate': 'Bearer realm="admin"' });
+    return true;
+  };
+
   app.get('/health/ready', {
-    config, schema: { tags, summary: 'The database, Redis, the worker roles of this process and their mail server are ready', response: { 200: Readiness, 503: Readiness } },
-  }, async (_request, reply) => {
-    // The roles' own checks (the mailer's SMTP server or outbox folder) cache their answer for a while.
+    config,
+    schema: {
+      tags,
+      summary: 'The database, Redis, the worker roles of this process and their mail server are ready',
+      description: 'Each check\'s name and status; with `Authorization: Bearer <ADMIN_TOKEN>`, a failed check\'s error too.',
+      response: { 200: Readiness, 503: Readiness },
+    },
+  }, async (request, reply) => {
+    const operator = isOperator(request);
+    // The roles' own checks (the send role's SMTP server or outbox folder) cache their answer for a while.
     const roleChecks = Object.entries(deps.roles?.checks ?? {});
     const [database, redis, ...roleResults] = await Promise.all([
-      timed(() => deps.db.pool.query('SELECT 1'), 2000),
+      timed(() => ping(deps.db), 2000),
       timed(() => deps.redis.ping(), 2000),
       ...roleChecks.map(([, check]) => timed(check, 2000)),
     ]);
@@ -47,7 +72,19 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async 
     roleChecks.forEach(([name], index) => {
       checks[name] = roleResults[index]!;
     });
+    // Logged when a check starts failing, fails differently or passes again, not on every probe.
+    for (const [name, check] of Object.entries(checks)) {
+      const last = lastErrors.get(name);
+      if (check.status === 'fail' && check.error !== last) {
+        lastErrors.set(name, check.error ?? '');
+        request.log.warn({ check: name, error: check.error }, 'readiness check failed');
+      } else if (check.status === 'ok' && last !== undefined) {
+        lastErrors.delete(name);
+        request.log.info({ check: name }, 'readiness check passes again');
+      }
+    }
     const ok = Object.values(checks).every((check) => check.status === 'ok');
-    return reply.code(ok ? 200 : 503).send({ status: ok ? 'ok' : 'fail', checks });
+    const answer = operator ? checks : Object.fromEntries(Object.entries(checks).map(([name, check]) => [name, { status: check.status }]));
+    return reply.code(ok ? 200 : 503).send({ status: ok ? 'ok' : 'fail', checks: answer });
   });
 };

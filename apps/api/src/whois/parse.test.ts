@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DENIC, ianaAnswer, JPRS, markmonitorAnswer, NOMINET, TCINET, verisignAnswer, verisignNoMatch } from '../../../../test/support/whois-records';
+import { DENIC, hostileWhoisAnswers, ianaAnswer, JPRS, markmonitorAnswer, NOMINET, TCINET, verisignAnswer, verisignNoMatch } from '../../../../test/support/whois-records';
 import { mergeWhoisRecords, parseWhois, parseWhoisDate, readPairs } from './parse';
 
 describe('parseWhois', () => {
@@ -138,4 +138,25 @@ describe('parseWhoisDate', () => {
   ])('%s → %s', (text, iso) => expect(parseWhoisDate(text)).toBe(iso));
 
   it.each(['', 'never', '2024-02-30', '31-Foo-2024', '2024-13-01T00:00:00Z'])('refuses %j', (text) => expect(parseWhoisDate(text)).toBeNull());
+});
+
+describe('parseWhois on hostile answers', () => {
+  // One line of 256 KiB with a run of spaces held the event loop for 55 s with the former patterns.
+  // The bound is generous (the parse takes a few ms; bench/hostile-input.ts has the figures) and
+  // measured in CPU time, so a busy machine does not make it flaky.
+  it.each(Object.entries(hostileWhoisAnswers()))('parses %s (256 KiB) in bounded time', (name, text) => {
+    const start = process.cpuUsage();
+    const record = parseWhois(text, 'example.com');
+    const used = process.cpuUsage(start);
+    expect((used.user + used.system) / 1000).toBeLessThan(500);
+    if (name === 'baseline_real_record') expect(record?.registrar).toBe('MarkMonitor, Inc.');
+  });
+
+  it('reads keys and values around long runs as before', () => {
+    expect(readPairs(`Domain Status: ok${' '.repeat(1000)}, inactive   `).get('domain status')).toEqual([`ok${' '.repeat(1000)}, inactive`]);
+    expect(parseWhois(`Domain Name: example.com\nDomain Status: ok ,${' '.repeat(1000)}inactive,,`, 'example.com')?.status).toEqual(['ok', 'inactive']);
+    // A key is at most 60 characters; a longer "key" is no key.
+    expect(readPairs(`a${' '.repeat(60)}b: c`).size).toBe(0);
+    expect(readPairs(`a${' '.repeat(58)}b${' '.repeat(1000)}.....: c`).get(`a b`)).toEqual(['c']);
+  });
 });

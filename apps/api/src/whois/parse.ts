@@ -65,14 +65,59 @@ const REGISTRANT_KEYS: Record<keyof WhoisRegistrant, readonly string[]> = {
   phone: ['registrant phone', 'registrant phone number'],
 };
 
-/** `Domain Name....: x` and `Domain Name: x` read the same. */
+/** `Domain Name....: x` and `Domain Name: x` read the same (keys are at most MAX_KEY characters). */
 function normalizeKey(key: string): string {
   return key.trim().replace(/[\s.]+$/, '').replace(/\s+/g, ' ').toLowerCase();
 }
 
-// A key is words (dots only trailing, as in `Domain Name.....:`), so `ns1.example.net 2001:db8::53` is a value.
-const PAIR = /^(\s*)([A-Za-z][A-Za-z0-9 /()&'_-]{0,59}?)[\s.]*:\s*(.*?)\s*$/;
-const BRACKETED = /^(\s*)(?:[a-z]\.\s*)?\[([^\]]{1,60})\]\s*(.*?)\s*$/i;
+// Lines are read by hand rather than with regular expressions: an answer is up to 256 KiB from any
+// server of the referral chain, and a pattern such as `(.*?)\s*$` backtracks quadratically on a
+// long line (one 256 KiB line with a run of spaces held the event loop for 55 s). Every scan below
+// looks at each character a bounded number of times.
+
+const MAX_KEY = 60;
+
+/** What `\s` matches: Unicode white space and line terminators. */
+function isSpace(code: number): boolean {
+  return (
+    code === 32 || (code >= 9 && code <= 13) || code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff
+  );
+}
+const isLetter = (code: number) => (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
+const isDigit = (code: number) => code >= 48 && code <= 57;
+/** Letters, digits and ` /()&'_-`: no dot, so `ns1.example.net 2001:db8::53` is a value, not a key. */
+const isKeyCharacter = (code: number) => isLetter(code) || isDigit(code) || " /()&'_-".includes(String.fromCharCode(code));
+
+interface Pair {
+  key: string;
+  value: string;
+}
+
+/** `Key: value`, `Domain Name.....: value`; `start` is the first character after the indentation. */
+function keyColonValue(line: string, start: number): Pair | null {
+  if (!isLetter(line.charCodeAt(start))) return null;
+  const colon = line.indexOf(':', start);
+  if (colon < 0) return null;
+  let end = colon;
+  while (end > start && (line.charCodeAt(end - 1) === 46 || isSpace(line.charCodeAt(end - 1)))) end--;
+  if (end - start > MAX_KEY) return null;
+  for (let i = start; i < end; i++) if (!isKeyCharacter(line.charCodeAt(i))) return null;
+  return { key: line.slice(start, end), value: line.slice(colon + 1).trim() };
+}
+
+/** JPRS: `[Domain Name]  EXAMPLE.JP`, `a. [Domain Name]  EXAMPLE.JP`. */
+function bracketedKey(line: string, start: number): Pair | null {
+  let open = start;
+  if (isLetter(line.charCodeAt(open)) && line.charCodeAt(open + 1) === 46) {
+    open += 2;
+    while (open < line.length && isSpace(line.charCodeAt(open))) open++;
+  }
+  if (line.charCodeAt(open) !== 91) return null;
+  const close = line.slice(open + 1, open + 2 + MAX_KEY).indexOf(']');
+  if (close < 1) return null;
+  return { key: line.slice(open + 1, open + 1 + close), value: line.slice(open + 2 + close).trim() };
+}
 
 /** Every key with its values in order; comments, blank lines and the legal text after `>>> … <<<` are left out. */
 export function readPairs(text: string): Map<string, string[]> {
@@ -91,11 +136,11 @@ export function readPairs(text: string): Map<string, string[]> {
     const indent = line.length - line.trimStart().length;
     if (block && indent <= block.indent) block = null;
     // A URL is a value, not a key named "http".
-    const match = /^\s*https?:\/\//i.test(line) ? null : (PAIR.exec(line) ?? BRACKETED.exec(line));
-    if (match) {
-      const key = normalizeKey(match[2] ?? '');
-      const value = (match[3] ?? '').trim();
-      if (value !== '') add(key, value);
+    const head = trimmed.slice(0, 8).toLowerCase();
+    const pair = head.startsWith('http://') || head.startsWith('https://') ? null : (keyColonValue(line, indent) ?? bracketedKey(line, indent));
+    if (pair) {
+      const key = normalizeKey(pair.key);
+      if (pair.value !== '') add(key, pair.value);
       else if (!block) block = { key, indent };
       continue;
     }
@@ -167,7 +212,7 @@ function statuses(values: readonly string[]): string[] {
   return values.flatMap((value) => {
     const [code, link] = value.split(/\s+/, 2);
     if (code && link && /^\(?https?:\/\//i.test(link)) return [code];
-    return value.split(/\s*,\s*/).filter(Boolean);
+    return value.split(',').map((part) => part.trim()).filter(Boolean);
   });
 }
 

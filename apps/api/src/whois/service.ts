@@ -1,7 +1,8 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@notify/queues';
 import type { Logger } from '@notify/observability';
 import type { WhoisClient } from './client';
 import { mergeWhoisRecords, parseWhois, type WhoisRecord } from './parse';
+import { redisKeys } from '@notify/queues';
 
 /** The answer of GET /v1/lookup/whois. */
 export interface WhoisResult {
@@ -16,7 +17,7 @@ export interface WhoisResult {
 
 export interface WhoisServiceOptions {
   client: Pick<WhoisClient, 'lookup'>;
-  redis: Redis;
+  redis: RedisClient;
   /** Redis key prefix (QUEUE_PREFIX). */
   prefix: string;
   /** 0 turns the cache off. */
@@ -43,7 +44,7 @@ export class WhoisService {
   constructor(private readonly options: WhoisServiceOptions) {}
 
   cacheKey(domain: string): string {
-    return `${this.options.prefix}:whois:${domain}`;
+    return redisKeys(this.options.prefix).whois(domain);
   }
 
   /** `domain` is normalized already (normalizeDomain): lower case, ASCII, registrable. */

@@ -1,5 +1,5 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import { deliverPeriod, matchEvents, sendDelivery, type MailerContext, type OutagePause, type PipelineContext, type RuleIndex } from '@notify/pipeline';
+import { deliverPeriod, matchEvents, sendDelivery, type OutagePause, type PipelineContext, type RuleIndex, type SendContext } from '@notify/pipeline';
 import type { Logger } from '@notify/observability';
 import type { JobCatalog, JobKind } from '@notify/queues';
 
@@ -12,9 +12,9 @@ export type ProcessorMap = { [K in JobKind]: Processor<JobCatalog[K]> };
 export interface ProcessorContext {
   pipeline: PipelineContext;
   index: RuleIndex;
-  mailer: MailerContext | undefined;
-  /** While the SMTP server is unavailable, the mail queue pauses (for every mailer) instead of spending retries. */
-  mailPause?: OutagePause;
+  send: SendContext | undefined;
+  /** While the SMTP server is unavailable, the send queue pauses (for every sender) instead of spending retries. */
+  sendPause?: OutagePause;
 }
 
 export function createProcessors(ctx: ProcessorContext): ProcessorMap {
@@ -24,25 +24,25 @@ export function createProcessors(ctx: ProcessorContext): ProcessorMap {
       log.debug(result, 'events matched');
       return result;
     },
-    digest: async (job, log) => {
+    deliver: async (job, log) => {
       const deliveries = (await deliverPeriod(ctx.pipeline, job.data.ruleId, job.data.periodKey)).length;
-      log.debug({ rule_id: job.data.ruleId, period_key: job.data.periodKey, deliveries }, 'digest requested');
+      log.debug({ rule_id: job.data.ruleId, period_key: job.data.periodKey, deliveries }, 'period delivered');
       return { deliveries };
     },
-    mail: async (job, log) => {
-      if (!ctx.mailer) throw new Error('this process does not run the mailer role');
+    send: async (job, log) => {
+      if (!ctx.send) throw new Error('this process does not run the send role');
       const finalAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      const outcome = await sendDelivery(ctx.mailer, job.data.deliveryId, { finalAttempt });
+      const outcome = await sendDelivery(ctx.send, job.data.deliveryId, { finalAttempt });
       const deliveryId = job.data.deliveryId;
-      if (outcome.status === 'failed' && outcome.unavailable && ctx.mailPause) {
-        // Back to the queue without spending an attempt; no mailer takes mail until the pause ends.
-        const pause = ctx.mailPause.next();
+      if (outcome.status === 'failed' && outcome.unavailable && ctx.sendPause) {
+        // Back to the queue without spending an attempt; no sender takes a job until the pause ends.
+        const pause = ctx.sendPause.next();
         if (pause.started) log.warn({ pause_ms: pause.ms, error: outcome.error }, 'SMTP server unavailable: mail paused');
-        await ctx.pipeline.queues.mail.rateLimit(pause.ms);
+        await ctx.pipeline.queues.send.rateLimit(pause.ms);
         throw Worker.RateLimitError();
       }
-      if (outcome.status === 'sent' && ctx.mailPause?.active) {
-        ctx.mailPause.reset();
+      if (outcome.status === 'sent' && ctx.sendPause?.active) {
+        ctx.sendPause.reset();
         log.info('SMTP server available again: mail resumed');
       }
       if (outcome.status === 'sent') log.info({ delivery_id: deliveryId, message_id: outcome.messageId }, 'e-mail sent');

@@ -1,4 +1,4 @@
-import { INGEST_LIMITS } from '../events/envelope';
+import { INGEST_LIMITS } from '../events/event';
 import { MESSAGES } from './messages';
 import type { Condition, ConditionIssue, Filters } from './types';
 

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationFailed, type FieldIssue } from '../errors';
-import { collapseDuplicateEvents, INGEST_LIMITS, parseIngestBody, parseIngestRequest, type IncomingEvent } from './envelope';
+import { collapseDuplicateEvents, parseIngestRequest } from './envelope';
+import { INGEST_LIMITS, type IncomingEvent } from './event';
+
+const parseIngestBody = (body: unknown) => parseIngestRequest(body).events;
 
 const ORG = '6f1c2a4e-8b7d-4c3a-9e2f-1a2b3c4d5e6f';
 
@@ -112,6 +115,15 @@ describe('parseIngestRequest: shapes', () => {
 });
 
 describe('parseIngestRequest: fields', () => {
+  it('answers an overlong list with one message, without walking it', () => {
+    const tags = Array.from({ length: 1_000_000 }, () => 0);
+    // Walked, it would answer with its first 50 items' problems.
+    expect(issuesOf(wire({ tags, title: '' }))).toEqual([
+      { param: 'tags', details: ['Ensure this field has no more than 100 elements.'] },
+      { param: 'title', details: ['This field may not be blank.'] },
+    ]);
+  });
+
   it('counts characters, not UTF-16 units', () => {
     const emoji = '😀';
     expect(parseIngestBody(wire({ id: emoji.repeat(128) }))[0]!.id).toBe(emoji.repeat(128));

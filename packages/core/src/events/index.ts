@@ -1,12 +1,22 @@
 export {
+  EventEnvelope,
+  IngestBatch,
+  IngestBody,
   INGEST_LIMITS,
+  toWireEvent,
+  type Camelized,
+  type EventInput,
+  type EventRecord,
+  type EventDetails,
+  type IncomingEvent,
+  type WireEvent,
+} from './event';
+export { ingestMessages } from './envelope-validator';
+export {
   collapseDuplicateEvents,
   eventKey,
   eventParam,
-  ingestMessages,
-  parseIngestBody,
   parseIngestRequest,
-  type IncomingEvent,
   type IngestRequest,
   type IngestShape,
 } from './envelope';

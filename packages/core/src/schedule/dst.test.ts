@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { duePeriods, nextDeliveryAt, periodContaining } from './index';
-import { at, isoOf, schedule } from './test-support';
+import { nextDeliveryAt, periodContaining } from './index';
+import { at, isoOf, periodsDue, schedule } from './test-support';
 
 const HOUR = 3_600_000;
 const lengthInHours = (start: Date, end: Date): number => (end.getTime() - start.getTime()) / HOUR;
@@ -19,7 +19,7 @@ describe('daylight saving in America/New_York', () => {
 
   it('delivers a 01:00 slot once on the fall-back night, at the first 01:00 (EDT)', () => {
     const daily = schedule('daily', 'America/New_York', 1);
-    const dues = duePeriods(daily, at('2026-10-31T12:00:00Z'), at('2026-11-02T12:00:00Z'));
+    const dues = periodsDue(daily, at('2026-10-31T12:00:00Z'), at('2026-11-02T12:00:00Z'));
     expect(isoOf(dues.map((period) => period.dueAt))).toEqual(['2026-11-01T05:00:00.000Z', '2026-11-02T06:00:00.000Z']);
     // A match during the second 01:00 (EST) waits for the next day.
     expect(periodContaining(daily, at('2026-11-01T06:30:00Z')).dueAt).toEqual(at('2026-11-02T06:00:00Z'));
@@ -46,7 +46,7 @@ describe('daylight saving in Europe/Berlin', () => {
 
   it('delivers a 02:00 slot once on the fall-back night, at the first 02:00 (CEST)', () => {
     const daily = schedule('daily', 'Europe/Berlin', 2);
-    const dues = duePeriods(daily, at('2026-10-24T12:00:00Z'), at('2026-10-26T12:00:00Z'));
+    const dues = periodsDue(daily, at('2026-10-24T12:00:00Z'), at('2026-10-26T12:00:00Z'));
     expect(isoOf(dues.map((period) => period.dueAt))).toEqual(['2026-10-25T00:00:00.000Z', '2026-10-26T01:00:00.000Z']);
     expect(periodContaining(daily, at('2026-10-25T01:00:00Z')).dueAt).toEqual(at('2026-10-26T01:00:00Z'));
     expect(lengthInHours(dues[1]!.start, dues[1]!.end)).toBe(25);
@@ -54,7 +54,7 @@ describe('daylight saving in Europe/Berlin', () => {
 
   it('keeps hours outside the transition on the wall clock', () => {
     const daily = schedule('daily', 'Europe/Berlin', 9);
-    const dues = duePeriods(daily, at('2026-03-28T00:00:00Z'), at('2026-03-30T23:00:00Z'));
+    const dues = periodsDue(daily, at('2026-03-28T00:00:00Z'), at('2026-03-30T23:00:00Z'));
     expect(isoOf(dues.map((period) => period.dueAt))).toEqual([
       '2026-03-28T08:00:00.000Z',
       '2026-03-29T07:00:00.000Z',
@@ -68,7 +68,7 @@ describe('a calendar day a zone skipped', () => {
   it('delivers at the first instant after the gap, not twice the next day (Pacific/Apia, 2011-12-30)', () => {
     // Samoa jumped from 29 Dec 24:00 (-10) straight to 31 Dec 00:00 (+14) at 10:00Z.
     const daily = schedule('daily', 'Pacific/Apia', 9);
-    const dues = duePeriods(daily, at('2011-12-29T12:00:00Z'), at('2011-12-31T12:00:00Z'));
+    const dues = periodsDue(daily, at('2011-12-29T12:00:00Z'), at('2011-12-31T12:00:00Z'));
     expect(isoOf(dues.map((period) => period.dueAt))).toEqual([
       '2011-12-29T19:00:00.000Z',
       '2011-12-30T10:00:00.000Z',

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { duePeriods, nextDeliveryAt, periodContaining } from './index';
-import { at, isoOf, schedule } from './test-support';
+import { nextDeliveryAt, periodContaining } from './index';
+import { at, isoOf, periodsDue, schedule } from './test-support';
 
 const HOUR = 3_600_000;
 
 function deliveriesBetween(timeZone: string, from: string, to: string): Date[] {
-  return duePeriods(schedule('hourly', timeZone), at(from), at(to), 1000).map((period) => period.dueAt);
+  return periodsDue(schedule('hourly', timeZone), at(from), at(to)).map((period) => period.dueAt);
 }
 
 function expectEveryUtcHour(deliveries: Date[]): void {

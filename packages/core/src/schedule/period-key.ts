@@ -1,19 +1,39 @@
+import { randomBytes } from 'node:crypto';
 import { DateTime } from 'luxon';
 
-// Basic ISO 8601 in UTC: sortable, the same in every process, and free of ':' and '-'
-// so it sits safely inside job ids such as `digest:<rule>:<key>`.
-const KEY_FORMAT = "yyyyLLdd'T'HHmmss'Z'";
-const KEY_SHAPE = /^\d{8}T\d{6}Z$/;
+/**
+ * Every kind of period key, made here and nowhere else.
+ *
+ * A period key names the batch of a rule's matches that goes out as one e-mail per member: a
+ * delivery is unique per (rule, member, period key), and the deliver job of a period has the id
+ * `deliver.<rule>.<period key>`. So a key must be the same in every process for the same period,
+ * differ between batches that must not merge, and hold no `.`/`:` (job id separators).
+ *
+ * | kind       | shape                  | made when                                                    |
+ * |------------|------------------------|--------------------------------------------------------------|
+ * | digest     | `20261122T140000Z`     | a digest rule's match: the basic ISO 8601 UTC instant its period is due |
+ * | instant    | `i<epoch ms>`          | an instant rule's first match after a quiet spell: sent at once |
+ * | burst      | `b<epoch ms>`          | an instant rule's matches during its coalescing window: sent when the window ends (the ms) |
+ * | flush      | `f<epoch ms>`          | an operator flushes a rule: its pending matches, whatever their period, go now |
+ * | late round | `<key>~<8 hex digits>` | matches that reach a period already delivered: a batch of their own |
+ *
+ * Keys sort by kind, then time; nothing parses them back.
+ */
+// Basic ISO 8601 in UTC: sortable, the same in every process, free of ':' and '-'.
+const DIGEST_KEY_FORMAT = "yyyyLLdd'T'HHmmss'Z'";
 
-export function periodKey(dueAt: number): string {
-  return DateTime.fromMillis(dueAt, { zone: 'utc' }).toFormat(KEY_FORMAT);
-}
-
-/** The instant a key names, or null when it is not a well-formed key of a real UTC time. */
-export function parsePeriodKey(key: string): number | null {
-  if (typeof key !== 'string' || !KEY_SHAPE.test(key)) return null;
-  const parsed = DateTime.fromFormat(key, KEY_FORMAT, { zone: 'utc' });
-  // The round trip rejects out-of-range fields such as month 13 or 24:00.
-  if (!parsed.isValid || parsed.toFormat(KEY_FORMAT) !== key) return null;
-  return parsed.toMillis();
-}
+export const periodKeys = {
+  /** A digest period, by the instant it is due. */
+  digest: (dueAt: number): string => DateTime.fromMillis(dueAt, { zone: 'utc' }).toFormat(DIGEST_KEY_FORMAT),
+  /** An instant rule's first match after a quiet spell, matched at `at`. */
+  instant: (at: Date): string => `i${at.getTime()}`,
+  /** An instant rule's burst, sent when its coalescing window ends at `until`. */
+  burst: (until: Date): string => `b${until.getTime()}`,
+  /** An operator's flush at `at`. */
+  flush: (at: Date): string => `f${at.getTime()}`,
+  /**
+   * A later round of a period already delivered under `key`. Random, not clock-based: two late
+   * rounds within one clock tick must not share a key.
+   */
+  lateRound: (key: string): string => `${key}~${randomBytes(4).toString('hex')}`,
+};

@@ -1,5 +1,6 @@
 import type { Frequency } from '../scopes';
-import type { Schedule } from './types';
+import { periodContaining } from './period';
+import type { Period, Schedule } from './types';
 
 export function schedule(
   frequency: Frequency,
@@ -11,5 +12,12 @@ export function schedule(
 }
 
 export const at = (iso: string): Date => new Date(iso);
+
+/** The periods due in (from, to], oldest first, walked as the matcher meets them: each from the end of the last. */
+export function periodsDue(rule: Schedule, from: Date, to: Date): Period[] {
+  const periods: Period[] = [];
+  for (let period = periodContaining(rule, from); period.end <= to; period = periodContaining(rule, period.end)) periods.push(period);
+  return periods;
+}
 
 export const isoOf = (dates: Date[]): string[] => dates.map((date) => date.toISOString());

@@ -1,8 +1,9 @@
-import type { MailContent, MailEvent } from '../mail-content';
+import type { EventDetails } from '@notify/core';
+import type { MailContent } from '../mail-content';
 
 let counter = 0;
 
-export function makeEvent(overrides: Partial<MailEvent> = {}): MailEvent {
+export function makeEvent(overrides: Partial<EventDetails> = {}): EventDetails {
   counter += 1;
   return {
     id: `evt-${counter}`,

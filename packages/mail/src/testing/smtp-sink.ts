@@ -4,8 +4,11 @@ import type { ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 
 export interface SmtpSink {
+  /** With the credentials; `?tls=optional` on a sink without STARTTLS (a plain local relay). */
   url: string;
   port: number;
+  /** Every AUTH the server received: who, and whether the connection was encrypted by then. */
+  logins: Array<{ user: string; secure: boolean }>;
   /** Parsed messages, in the order the server accepted them. */
   messages: ParsedMail[];
   /** Envelope recipients of each accepted message. */
@@ -19,6 +22,10 @@ export interface SmtpSinkOptions {
   rejectRecipientWith?: number;
   /** Answer the end of DATA with this code instead of accepting. */
   rejectDataWith?: number;
+  /** Offer STARTTLS, with smtp-server's own self-signed certificate (the URL then skips its verification). */
+  starttls?: boolean;
+  /** Take mail without AUTH too (a relay that trusts its network). */
+  authOptional?: boolean;
 }
 
 function smtpError(code: number): Error & { responseCode: number } {
@@ -27,16 +34,18 @@ function smtpError(code: number): Error & { responseCode: number } {
 
 /** A real SMTP server (the npm smtp-server) on a free local port, with user `user` / password `secret`. */
 export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<SmtpSink> {
-  const sink = { messages: [] as ParsedMail[], recipients: [] as string[][], connections: 0 };
+  const sink = { messages: [] as ParsedMail[], recipients: [] as string[][], logins: [] as SmtpSink['logins'], connections: 0 };
   const server = new SMTPServer({
-    disabledCommands: ['STARTTLS'],
+    disabledCommands: options.starttls ? [] : ['STARTTLS'],
     allowInsecureAuth: true,
+    authOptional: options.authOptional ?? false,
     logger: false,
     onConnect(_session, callback) {
       sink.connections += 1;
       callback();
     },
-    onAuth(auth, _session, callback) {
+    onAuth(auth, session, callback) {
+      sink.logins.push({ user: auth.username ?? '', secure: session.secure });
       if (auth.username === 'user' && auth.password === 'secret') callback(null, { user: auth.username });
       else callback(Object.assign(new Error('Invalid credentials'), { responseCode: 535 }));
     },
@@ -58,7 +67,7 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
   const { port } = server.server.address() as AddressInfo;
   return Object.assign(sink, {
     port,
-    url: `smtp://user:secret@127.0.0.1:${port}`,
+    url: `smtp://user:secret@127.0.0.1:${port}${options.starttls ? '?tls.rejectUnauthorized=false' : '?tls=optional'}`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   });
 }

@@ -1,2 +1,2 @@
 export { ingestEvents, DEFAULT_PUBLISH_TIMEOUT_MS, type IngestContext, type IngestOptions, type IngestResult } from './ingest-events';
-export { createEventPublisher, type EventInput, type EventPublisher } from './publisher';
+export { createEventPublisher, type EventPublisher } from './publisher';

@@ -1,7 +1,4 @@
-import type { Redis } from 'ioredis';
-
-/** Redis channel on which the API announces rule and organization changes to matchers. */
-export const RULE_CHANGES_CHANNEL = 'notify:rules:changed';
+import type { RedisClient } from '@notify/queues';
 
 export interface RuleChange {
   ruleIds?: string[];
@@ -12,7 +9,8 @@ export interface RuleChangeAnnouncer {
   announce(change: RuleChange): Promise<void>;
 }
 
-export function createRuleChangeAnnouncer(redis: Redis, channel = RULE_CHANGES_CHANNEL): RuleChangeAnnouncer {
+/** Announces on `channel` (the catalog's `rulesChanged`). */
+export function createRuleChangeAnnouncer(redis: RedisClient, channel: string): RuleChangeAnnouncer {
   return {
     async announce(change) {
       await redis.publish(channel, JSON.stringify(change));
@@ -21,7 +19,7 @@ export function createRuleChangeAnnouncer(redis: Redis, channel = RULE_CHANGES_C
 }
 
 /** Calls `onChange` for every announcement; ioredis resubscribes by itself after a reconnect. */
-export async function subscribeToRuleChanges(subscriber: Redis, onChange: (change: RuleChange) => void, channel = RULE_CHANGES_CHANNEL): Promise<void> {
+export async function subscribeToRuleChanges(subscriber: RedisClient, onChange: (change: RuleChange) => void, channel: string): Promise<void> {
   subscriber.on('message', (from, message) => {
     if (from !== channel) return;
     try {

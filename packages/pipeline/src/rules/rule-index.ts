@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { compileFilters, type Filters, type Frequency, type MatchableEvent, type Predicate, type Scope } from '@notify/core';
-import type { Database } from '@notify/db';
+import { compileFilters, type Frequency, type MatchableEvent, type Predicate, type Scope } from '@notify/core';
+import { loadEnabledRules, type DatabaseHandle, type EnabledRule } from '@notify/db';
 
 /**
  * How long matching evaluates before it lets the rest of the process run. The cost budget of
@@ -11,7 +11,7 @@ import type { Database } from '@notify/db';
  */
 const EVALUATION_SLICE_MS = 10;
 
-/** An enabled rule as the matcher holds it: strategy compiled once. */
+/** An enabled rule as the match stage holds it: strategy compiled once. */
 export interface IndexedRule {
   id: string;
   organizationId: string;
@@ -23,25 +23,9 @@ export interface IndexedRule {
   matches: Predicate;
 }
 
-interface RuleRow {
-  id: string;
-  organization_id: string;
-  scope: Scope;
-  strategy: Filters | null;
-  frequency: Frequency;
-  delivery_hour: number | null;
-  delivery_day_of_week: number | null;
-  timezone: string;
-}
-
-const SELECT_RULES = `
-  SELECT r.id, r.organization_id, r.scope, r.strategy, r.frequency, r.delivery_hour, r.delivery_day_of_week, o.timezone
-    FROM notification_rules r JOIN organizations o ON o.id = r.organization_id
-   WHERE r.enabled`;
-
 const MATCH_ALL: Predicate = () => true;
 
-function toIndexed(row: RuleRow): IndexedRule {
+function toIndexed(row: EnabledRule): IndexedRule {
   const empty = !row.strategy || (row.strategy.must.length === 0 && row.strategy.should.length === 0 && row.strategy.must_not.length === 0);
   return {
     id: row.id,
@@ -103,8 +87,8 @@ export class RuleIndex {
   }
 
   /** Full resynchronisation: the safety net behind change notifications. */
-  async loadAll(db: Database): Promise<void> {
-    const { rows } = await db.pool.query<RuleRow>(SELECT_RULES);
+  async loadAll(db: DatabaseHandle): Promise<void> {
+    const rows = await loadEnabledRules(db);
     const byKey = new Map<string, IndexedRule[]>();
     const byId = new Map<string, IndexedRule>();
     for (const row of rows) {
@@ -120,14 +104,11 @@ export class RuleIndex {
   }
 
   /** Reloads the named rules and every rule of the named organizations (a time zone change). */
-  async refresh(db: Database, change: { ruleIds?: string[]; organizationIds?: string[] }): Promise<void> {
+  async refresh(db: DatabaseHandle, change: { ruleIds?: string[]; organizationIds?: string[] }): Promise<void> {
     const ruleIds = change.ruleIds ?? [];
     const organizationIds = change.organizationIds ?? [];
     if (!ruleIds.length && !organizationIds.length) return;
-    const { rows } = await db.pool.query<RuleRow>(
-      `${SELECT_RULES} AND (r.id = ANY($1::uuid[]) OR r.organization_id = ANY($2::uuid[]))`,
-      [ruleIds, organizationIds],
-    );
+    const rows = await loadEnabledRules(db, { ruleIds, organizationIds });
     const stale = new Set(ruleIds);
     for (const rule of this.byId.values()) if (organizationIds.includes(rule.organizationId)) stale.add(rule.id);
     for (const id of stale) this.remove(id);

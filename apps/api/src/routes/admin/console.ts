@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../../deps';
 import { queuesDashboard, QUEUES_PATH } from './queues-dashboard';
+import { redisKeys } from '@notify/queues';
 
 /**
  * The operator's browser side of `/admin`: a login with ADMIN_TOKEN, the queue dashboard
@@ -102,7 +103,7 @@ export const adminConsoleRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
   const sessions = app.adminSessions;
   const config = { auth: 'public' } as const;
   const schema = { hide: true };
-  const failureKey = (request: FastifyRequest) => `${deps.config.queuePrefix}:admin-login-failures:${request.ip}`;
+  const failureKey = (request: FastifyRequest) => redisKeys(deps.config.queuePrefix).adminLoginFailures(request.ip);
 
   // The login form is the only body these pages take.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 8192 }, (_request, body, done) => {

@@ -12,7 +12,7 @@ const RETRY_JOB = '/api/queues/:queueName/:jobId/retry';
 const RETRY_ALL = '/api/queues/:queueName/retry/:queueStatus';
 
 /**
- * bull-board over every queue (the 21 `events.<scope>` queues, `digests`, `mail`) at
+ * bull-board over every queue (the 21 `match.<scope>` queues, `deliver`, `send`) at
  * /admin/queues. Register it inside a scope that checks the operator session. Its assets are
  * served from @bull-board/ui's own files; the one outside stylesheet (a web font) is left out.
  */
@@ -20,17 +20,17 @@ export const queuesDashboard: FastifyPluginAsync<{ deps: AppDeps }> = async (sco
   const serverAdapter = new FastifyAdapter();
   serverAdapter.setBasePath(QUEUES_PATH);
 
-  // Retrying a failed mail job must also reopen its delivery: the mailer only claims pending
+  // Retrying a failed send job must also reopen its delivery: the send stage only claims pending
   // deliveries, so a job retried alone would find its delivery failed and do nothing.
-  const reopenMail = async (params: Record<string, string | undefined>, route: string) => {
-    if (params.queueName !== QUEUE_NAMES.mail) return;
+  const reopenDeliveries = async (params: Record<string, string | undefined>, route: string) => {
+    if (params.queueName !== QUEUE_NAMES.send) return;
     const ids: string[] = [];
     if (route === RETRY_JOB && params.jobId) {
-      const job = await deps.queues.mail.getJob(params.jobId);
+      const job = await deps.queues.send.getJob(params.jobId);
       if (job?.data?.deliveryId && (await job.getState()) === 'failed') ids.push(job.data.deliveryId);
     } else if (route === RETRY_ALL && params.queueStatus === 'failed') {
       for (let start = 0; ; start += 500) {
-        const jobs = await deps.queues.mail.getFailed(start, start + 499);
+        const jobs = await deps.queues.send.getFailed(start, start + 499);
         ids.push(...jobs.flatMap((job) => (job?.data?.deliveryId ? [job.data.deliveryId] : [])));
         if (jobs.length < 500) break;
       }
@@ -49,7 +49,7 @@ export const queuesDashboard: FastifyPluginAsync<{ deps: AppDeps }> = async (sco
       },
       handlerHooks: {
         before: async ({ route, request }) => {
-          await reopenMail((request?.params ?? {}) as Record<string, string | undefined>, route);
+          await reopenDeliveries((request?.params ?? {}) as Record<string, string | undefined>, route);
         },
       },
     },

@@ -12,14 +12,12 @@ import {
   removeMember,
   updateKey,
   updateOrganization,
-  type ApiKeyInfo,
-  type Organization as OrganizationRecord,
   type OrganizationInput,
-  type TeamMember,
 } from '@notify/db';
+import { keyJson, memberJson, organizationJson } from '@notify/operators';
+import { announceKeyInvalidation, bumpRuleListVersion } from '@notify/queues';
 import type { AppDeps } from '../../deps';
-import { announceInvalidation, type KeyCache } from '../../plugins/key-cache';
-import { bumpRuleListVersion } from '../notification-rules/list-cache';
+import type { KeyCache } from '../../plugins/key-cache';
 import { applicationRef, gatewayRef } from '../../schemas/common';
 import {
   ApiKey,
@@ -35,32 +33,6 @@ import {
   OrganizationPatch,
   OrgParams,
 } from './schemas';
-
-export function organizationJson(org: OrganizationRecord) {
-  return {
-    id: org.id,
-    name: org.name,
-    timezone: org.timezone,
-    plan: {
-      groups: org.plan.groups,
-      rate_limit_per_second: org.plan.rateLimitPerSecond,
-      rate_limit_per_minute: org.plan.rateLimitPerMinute,
-      monthly_quota: org.plan.monthlyQuota,
-      max_rules: org.plan.maxRules,
-    },
-    default_api_key_id: org.defaultApiKeyId,
-    added_date: org.createdAt.toISOString(),
-    last_update_date: org.updatedAt.toISOString(),
-  };
-}
-
-export function memberJson(member: TeamMember) {
-  return { team_member_uuid: member.id, email: member.email, name: member.name, added_date: member.createdAt.toISOString() };
-}
-
-export function keyJson(key: ApiKeyInfo) {
-  return { id: key.id, name: key.name, prefix: key.prefix, is_default: key.isDefault, added_date: key.createdAt.toISOString() };
-}
 
 interface PlanBody {
   groups?: Array<'platform' | 'lookup' | 'easm'>;
@@ -95,7 +67,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps; keyCache: K
   // them here at once, and tell the other instances.
   const invalidate = async () => {
     keyCache.clear();
-    await announceInvalidation(redis).catch((error) => logger.warn({ err: error }, 'could not announce key invalidation'));
+    await announceKeyInvalidation(redis, deps.config.queuePrefix).catch((error) => logger.warn({ err: error }, 'could not announce key invalidation'));
   };
   const tags = ['Operators'];
 

@@ -36,7 +36,8 @@ export const ingestRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async 
   app.post('/v1/ingest/events', {
     config: { auth: 'ingest' },
     bodyLimit: INGEST_BODY_LIMIT_BYTES,
-    // The body schema documents the shapes; parseIngestRequest validates (see schemas.ts).
+    // parseIngestRequest validates with this same schema (core's EventEnvelope) in one pass over
+    // the batch, naming each problem by its index (`events[3].scope`), as the publisher needs too.
     validatorCompiler: () => () => true,
     schema: {
       tags: ['Ingest'],

@@ -20,7 +20,7 @@ export const lookupRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async 
   const server = parseWhoisServer(whois.server);
   if (!server) throw new Error(`WHOIS_SERVER is not host[:port]: ${whois.server}`);
   const service = new WhoisService({
-    client: new WhoisClient({ server, timeoutMs: whois.timeoutMs }),
+    client: new WhoisClient({ server, timeoutMs: whois.timeoutMs, allowPrivate: whois.allowPrivate }),
     redis: deps.redis,
     prefix: deps.config.queuePrefix,
     cacheSeconds: whois.cacheSeconds,

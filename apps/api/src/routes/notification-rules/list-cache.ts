@@ -1,15 +1,5 @@
-import type { Redis } from 'ioredis';
-
-const versionKey = (prefix: string, organizationId: string) => `${prefix}:rules-version:${organizationId}`;
-
-/**
- * Marks an organization's rule lists as changed, for every API instance: the
- * next list request reads the database again. Called before a write is answered,
- * so a client always reads its own writes.
- */
-export async function bumpRuleListVersion(redis: Redis, prefix: string, organizationId: string): Promise<void> {
-  await redis.incr(versionKey(prefix, organizationId));
-}
+import type { RedisClient } from '@notify/queues';
+import { bumpRuleListVersion, redisKeys } from '@notify/queues';
 
 interface Entry {
   organizationId: string;
@@ -67,7 +57,7 @@ export class RuleListCache {
   private readonly ttlMs: number;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     options: RuleListCacheOptions,
   ) {
@@ -93,7 +83,7 @@ export class RuleListCache {
   /** The organization's current version, or undefined when it cannot be known. */
   async version(organizationId: string): Promise<string | undefined> {
     try {
-      return (await this.redis.get(versionKey(this.prefix, organizationId))) ?? '0';
+      return (await this.redis.get(redisKeys(this.prefix).ruleListVersion(organizationId))) ?? '0';
     } catch {
       return undefined;
     }

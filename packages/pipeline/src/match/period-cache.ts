@@ -3,7 +3,7 @@ import { periodContaining, type Period, type Schedule } from '@notify/core';
 /**
  * The period containing an instant, per schedule, remembered until the period ends: tens of
  * thousands of rules share a few thousand schedules, and the period maths (time-zone offsets
- * through Intl) is the matcher's costliest step. A period is a pure function of its schedule and
+ * through Intl) is the match stage's costliest step. A period is a pure function of its schedule and
  * the instant, so a remembered one is right for every instant between its start and its end.
  */
 export class PeriodCache {

@@ -1,17 +1,14 @@
-import type { PoolClient } from 'pg';
+import { clientOf, type Transaction } from '../client';
 
 /**
- * Turns the pending matches of (rule, period) pairs into deliveries, one per
- * member, in the caller's transaction: one statement for any number of pairs.
- * The caller holds the rules' rows and makes sure no period was delivered
- * before under the same key (fresh keys: an instant rule's first match, a
- * flush; `deliverPeriod` re-keys late matches). Matches of a disabled rule or of
- * a rule without members are dropped.
- * Returns the ids of the deliveries to send once the transaction commits.
+ * Turns the pending matches of (rule, period) pairs into deliveries, one per member, in one
+ * statement for any number of pairs: the matches become `delivered` (or `dropped`, for a
+ * disabled rule or one without members) and each member gets one delivery per (rule, period),
+ * unique per (rule, member, period). Returns the ids of the deliveries created.
  */
-export async function deliverNow(client: PoolClient, periods: ReadonlyArray<{ ruleId: string; periodKey: string }>): Promise<string[]> {
+export async function createDeliveries(tx: Transaction, periods: ReadonlyArray<{ ruleId: string; periodKey: string }>): Promise<string[]> {
   if (!periods.length) return [];
-  const { rows } = await client.query<{ id: string }>(
+  const { rows } = await clientOf(tx).query<{ id: string }>(
     `WITH wanted AS (
        SELECT DISTINCT * FROM unnest($1::uuid[], $2::text[]) AS p(rule_id, period_key)
      ), taken AS (

@@ -1,8 +1,9 @@
-import type { Frequency, Scope, Severity } from '@notify/core';
-import { classifySendError, isServerUnavailable, type RenderedMail, type MailEvent, type MailRenderer, type MailTransport } from '@notify/mail';
+import type { EventDetails } from '@notify/core';
+import { cancelDelivery, claimDelivery, markDeliverySent, postponeDelivery, recordFailedAttempt, releaseDelivery, type ClaimedDelivery } from '@notify/db';
+import { classifySendError, isServerUnavailable, type RenderedMail, type MailRenderer, type MailTransport } from '@notify/mail';
 import type { PipelineContext } from '../context';
 
-export interface MailerContext extends PipelineContext {
+export interface SendContext extends PipelineContext {
   renderer: MailRenderer;
   transport: MailTransport;
   from: string;
@@ -10,7 +11,7 @@ export interface MailerContext extends PipelineContext {
   messageIdDomain: string;
   /**
    * A delivery claimed (`sending`) longer ago than this is taken for abandoned by a dead process and
-   * may be claimed again; a younger one is another live mailer's, and is left to it. The job lock's
+   * may be claimed again; a younger one is another live sender's, and is left to it. The job lock's
    * duration: a dead process's job comes back no sooner. Default 30 s.
    */
   claimTimeoutMs?: number;
@@ -26,39 +27,6 @@ export type SendOutcome =
 
 /** The most events one e-mail carries in full; its counts cover all of them. */
 export const EVENTS_PER_MAIL = 500;
-
-interface DeliveryRow {
-  id: string;
-  rule_id: string;
-  team_member_id: string | null;
-  email: string;
-  period_key: string;
-  attempts: number;
-  first_event_at: Date | null;
-  rule_name: string;
-  scope: Scope;
-  frequency: Frequency;
-  organization_name: string;
-  timezone: string;
-  member_name: string | null;
-  /** The period's events (the newest `EVENTS_PER_MAIL`), read in the claiming statement. */
-  events: EventRow[];
-}
-
-/** As json_build_object gives it: the time as text. */
-interface EventRow {
-  id: string;
-  scope: Scope;
-  occurred_at: string;
-  asset: string;
-  asset_type: string | null;
-  severity: Severity | null;
-  tags: string[] | null;
-  title: string;
-  summary: string | null;
-  url: string | null;
-  data: Record<string, unknown> | null;
-}
 
 /** How long a sent e-mail's record is retried before the job gives up (and the e-mail may go again). */
 export const RECORD_SENT_PATIENCE_MS = 15 * 60_000;
@@ -77,8 +45,8 @@ async function untilRecorded(record: () => Promise<unknown>, patienceMs = RECORD
 }
 
 /** The e-mail of a claimed delivery, rendered. */
-function composeMail(ctx: MailerContext, delivery: DeliveryRow): RenderedMail {
-  const mailEvents: MailEvent[] = delivery.events.map((event) => ({
+function composeMail(ctx: SendContext, delivery: ClaimedDelivery): RenderedMail {
+  const mailEvents: EventDetails[] = delivery.events.map((event) => ({
     id: event.id,
     scope: event.scope,
     occurredAt: new Date(event.occurred_at),
@@ -116,37 +84,15 @@ export function messageIdFor(deliveryId: string, domain: string): string {
  * reached at all is not this message's failure: the delivery goes back to pending with its
  * attempt uncounted, and the caller pauses sending until the server is back.
  */
-export async function sendDelivery(ctx: MailerContext, deliveryId: string, options: { finalAttempt?: boolean } = {}): Promise<SendOutcome> {
+export async function sendDelivery(ctx: SendContext, deliveryId: string, options: { finalAttempt?: boolean } = {}): Promise<SendOutcome> {
   const { db } = ctx;
   // One round trip: the claim and, for the claimed delivery only, its period's events.
-  const { rows } = await db.pool.query<DeliveryRow>(
-    `WITH claimed AS (
-       UPDATE deliveries d SET status = 'sending', attempts = d.attempts + 1, updated_at = now()
-         FROM notification_rules r, organizations o
-        WHERE d.id = $1 AND r.id = d.rule_id AND o.id = r.organization_id
-          AND (d.status = 'pending' OR (d.status = 'sending' AND d.updated_at < now() - make_interval(secs => $2::double precision / 1000)))
-        RETURNING d.id, d.rule_id, d.team_member_id, d.email, d.period_key, d.attempts, d.first_event_at, r.name AS rule_name, r.scope, r.frequency,
-                  o.name AS organization_name, o.timezone,
-                  (SELECT t.name FROM team_members t WHERE t.id = d.team_member_id) AS member_name
-     )
-     SELECT c.*, COALESCE(
-              (SELECT json_agg(json_build_object('id', e.id, 'scope', e.scope, 'occurred_at', e.occurred_at, 'asset', e.asset, 'asset_type', e.asset_type,
-                                                 'severity', e.severity, 'tags', e.tags, 'title', e.title, 'summary', e.summary, 'url', e.url, 'data', e.data)
-                               ORDER BY e.occurred_at DESC, e.id)
-                 FROM (SELECT e.* FROM matches m JOIN events e ON e.organization_id = m.organization_id AND e.id = m.event_id
-                        WHERE m.rule_id = c.rule_id AND m.period_key = c.period_key AND m.status = 'delivered'
-                        ORDER BY e.occurred_at DESC, e.id
-                        LIMIT $3) e),
-              '[]'::json) AS events
-       FROM claimed c`,
-    [deliveryId, ctx.claimTimeoutMs ?? 30_000, EVENTS_PER_MAIL],
-  );
-  const delivery = rows[0];
+  const delivery = await claimDelivery(db, deliveryId, ctx.claimTimeoutMs ?? 30_000, EVENTS_PER_MAIL);
   // A delivery still being sent elsewhere is skipped too: should that process have died, the
   // reconciler asks again once the claim is old enough to be taken for abandoned.
-  if (!delivery) return { status: 'skipped', reason: 'already sent, cancelled or failed, being sent by another mailer, or unknown' };
+  if (!delivery) return { status: 'skipped', reason: 'already sent, cancelled or failed, being sent by another sender, or unknown' };
   if (delivery.team_member_id === null) {
-    await db.pool.query(`UPDATE deliveries SET status = 'cancelled', last_error = $2, updated_at = now() WHERE id = $1`, [deliveryId, 'member removed']);
+    await cancelDelivery(db, deliveryId, 'member removed');
     ctx.metrics?.mailFailed('cancelled', true);
     return { status: 'cancelled', reason: 'member removed' };
   }
@@ -156,7 +102,7 @@ export async function sendDelivery(ctx: MailerContext, deliveryId: string, optio
     rendered = composeMail(ctx, delivery);
   } catch (error) {
     // Nothing was sent: the next try may claim it at once.
-    await db.pool.query(`UPDATE deliveries SET status = 'pending', attempts = attempts - 1, updated_at = now() WHERE id = $1 AND status = 'sending'`, [deliveryId]).catch(() => {});
+    await releaseDelivery(db, deliveryId).catch(() => {});
     throw error;
   }
   const messageId = messageIdFor(delivery.id, ctx.messageIdDomain);
@@ -167,24 +113,19 @@ export async function sendDelivery(ctx: MailerContext, deliveryId: string, optio
   } catch (error) {
     const message = (error as Error).message?.slice(0, 2000) ?? String(error);
     if (isServerUnavailable(error)) {
-      await db.pool.query(`UPDATE deliveries SET status = 'pending', attempts = attempts - 1, last_error = $2, updated_at = now() WHERE id = $1`, [deliveryId, message]);
+      await postponeDelivery(db, deliveryId, message);
       ctx.metrics?.mailFailed('unavailable', false);
       return { status: 'failed', error: message, permanent: false, unavailable: true };
     }
     const permanent = classifySendError(error) === 'permanent';
     const final = permanent || options.finalAttempt === true;
-    await db.pool.query(`UPDATE deliveries SET status = $2, last_error = $3, updated_at = now() WHERE id = $1`, [deliveryId, final ? 'failed' : 'pending', message]);
+    await recordFailedAttempt(db, deliveryId, final, message);
     ctx.metrics?.mailFailed(permanent ? 'permanent' : 'transient', final);
     return { status: 'failed', error: message, permanent };
   }
   // The server has the e-mail: from here on, failing to record it would send it twice. A database
   // that is away (a restart) is waited for, holding the job (its lock is renewed meanwhile).
-  await untilRecorded(() =>
-    db.pool.query(
-      `UPDATE deliveries SET status = 'sent', message_id = $2, sent_at = now(), last_error = NULL, updated_at = now() WHERE id = $1`,
-      [deliveryId, messageId],
-    ),
-  );
+  await untilRecorded(() => markDeliverySent(db, deliveryId, messageId));
   // Wall-clock time, not ctx.now(): latency is what a recipient waits, whatever the schedule's clock says.
   ctx.metrics?.mailSent(delivery.frequency, delivery.first_event_at ? acceptedAt - delivery.first_event_at.getTime() : null);
   return { status: 'sent', messageId };

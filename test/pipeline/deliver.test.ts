@@ -1,8 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliverPeriod, flushRule, type PipelineContext } from '@notify/pipeline';
-import { Queues } from '@notify/queues';
-import { createRedis } from '@notify/api';
+import { createRedis, Queues } from '@notify/queues';
 import { createTestDatabase, REDIS_URL } from '../support/database';
 
 describe('deliverPeriod: one delivery per member and period, whatever asks twice', () => {

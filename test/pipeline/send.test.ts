@@ -1,9 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMailRenderer, createMailTransport, type MailTransport } from '@notify/mail';
-import { deliverPeriod, sendDelivery, type MailerContext } from '@notify/pipeline';
-import { Queues } from '@notify/queues';
-import { createRedis } from '@notify/api';
+import { deliverPeriod, sendDelivery, type SendContext } from '@notify/pipeline';
+import { createRedis, Queues } from '@notify/queues';
 import { createTestDatabase, REDIS_URL } from '../support/database';
 import { startRelay, type TcpRelay } from '../support/relay';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
@@ -15,7 +14,7 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
   let smtp: TestSmtpServer;
   let relay: TcpRelay;
   let transport: MailTransport;
-  let ctx: MailerContext;
+  let ctx: SendContext;
   const org = randomUUID();
   const rule = randomUUID();
   const member = randomUUID();
@@ -23,7 +22,7 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     redis = createRedis(REDIS_URL, 'test-send-delivery');
-    // A slow server: a send takes 300 ms, long enough for a second mailer to ask meanwhile.
+    // A slow server: a send takes 300 ms, long enough for a second sender to ask meanwhile.
     smtp = await startSmtpServer({ acceptDelayMs: 300 });
     relay = await startRelay({ host: '127.0.0.1', port: smtp.port });
     transport = createMailTransport({ smtpUrl: `smtp://127.0.0.1:${relay.port}`, outboxDir: 'unused', maxConnections: 2 });
@@ -63,7 +62,7 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
   const row = async (id: string) =>
     (await db.pool.query<{ status: string; attempts: number }>('SELECT status, attempts FROM deliveries WHERE id = $1', [id])).rows[0]!;
 
-  it('sends once when two mailers ask at the same time', async () => {
+  it('sends once when two senders ask at the same time', async () => {
     const id = await newDelivery();
     const before = smtp.received.length;
     const outcomes = await Promise.all([sendDelivery(ctx, id), sendDelivery(ctx, id)]);
@@ -72,9 +71,9 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
     expect(await row(id)).toEqual({ status: 'sent', attempts: 1 });
   });
 
-  it('takes over a claim abandoned by a dead mailer once it is older than the claim timeout', async () => {
+  it('takes over a claim abandoned by a dead sender once it is older than the claim timeout', async () => {
     const id = await newDelivery();
-    // A mailer claimed it and died before sending.
+    // A sender claimed it and died before sending.
     await db.pool.query(`UPDATE deliveries SET status = 'sending', attempts = 1, updated_at = now() WHERE id = $1`, [id]);
     expect((await sendDelivery(ctx, id)).status).toBe('skipped');
     await db.pool.query(`UPDATE deliveries SET updated_at = now() - interval '3 seconds' WHERE id = $1`, [id]);

@@ -1,10 +1,14 @@
 import type { Scope } from '@notify/core';
+import { findUnmatchedEvents, findUnsentDeliveries } from '@notify/db';
 import type { PipelineContext } from '../context';
-import { requestDueDigests } from './due-periods';
+import { requestDuePeriods } from '../schedule/due-periods';
 
 export interface ReconcileResult {
+  /** Events asked to be matched again. */
   events: number;
-  digests: number;
+  /** Due periods asked to be delivered. */
+  periods: number;
+  /** Deliveries asked to be sent again. */
   deliveries: number;
 }
 
@@ -25,11 +29,8 @@ export async function reconcile(ctx: PipelineContext, options: ReconcileOptions 
   const limit = options.limit ?? 10_000;
   const before = new Date(ctx.now().getTime() - graceMs);
 
-  let republished = 0;
-  const { rows: events } = await ctx.db.pool.query<{ organization_id: string; id: string; scope: Scope; received_at: Date }>(
-    `SELECT organization_id, id, scope, received_at FROM events WHERE matched_at IS NULL AND received_at <= $1 ORDER BY received_at LIMIT $2`,
-    [before, limit],
-  );
+  let rematched = 0;
+  const events = await findUnmatchedEvents(ctx.db, before, limit);
   const byScope = new Map<Scope, typeof events>();
   for (const event of events) {
     const list = byScope.get(event.scope);
@@ -40,21 +41,18 @@ export async function reconcile(ctx: PipelineContext, options: ReconcileOptions 
   for (const [scope, unmatched] of byScope) {
     // While a scope's queue still holds jobs, its unmatched events are probably in
     // them (a backlog, not a loss); only long-unmatched events are sent again then.
-    const queued = await ctx.queues.events.get(scope)!.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
+    const queued = await ctx.queues.match.get(scope)!.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
     const busy = Object.values(queued).some((count) => count > 0);
     const lost = busy ? unmatched.filter((event) => event.received_at.getTime() <= staleBefore) : unmatched;
-    await ctx.queues.publishEvents(scope, lost.map((event) => [event.organization_id, event.id]));
-    republished += lost.length;
+    await ctx.queues.requestMatch(scope, lost.map((event) => [event.organization_id, event.id]));
+    rematched += lost.length;
   }
 
   // Work the record still owes may have a finished job of the same id in Redis (it failed all its
   // retries during a long database outage, or stalled twice): that job must not hide it.
-  const digests = await requestDueDigests(ctx, { limit, replaceFinished: true });
+  const periods = await requestDuePeriods(ctx, { limit, replaceFinished: true });
 
-  const { rows: deliveries } = await ctx.db.pool.query<{ id: string }>(
-    `SELECT id FROM deliveries WHERE status IN ('pending', 'sending') AND updated_at <= $1 ORDER BY updated_at LIMIT $2`,
-    [before, limit],
-  );
-  await ctx.queues.requestMail(deliveries.map((delivery) => delivery.id), { replaceFinished: true });
-  return { events: republished, digests, deliveries: deliveries.length };
+  const deliveries = await findUnsentDeliveries(ctx.db, before, limit);
+  await ctx.queues.requestSend(deliveries, { replaceFinished: true });
+  return { events: rematched, periods, deliveries: deliveries.length };
 }

@@ -1,0 +1,56 @@
+import type { EventRecord, Frequency, Scope } from '@notify/core';
+import { poolOf, type DatabaseHandle } from '../client';
+
+/** An event of a claimed delivery (core's EventRecord), as json_build_object gives it: the time as text. */
+export type DeliveryEvent = Omit<EventRecord, 'organization_id' | 'occurred_at'> & { occurred_at: string };
+
+/** A delivery claimed for sending, with what its e-mail needs. */
+export interface ClaimedDelivery {
+  id: string;
+  rule_id: string;
+  team_member_id: string | null;
+  email: string;
+  period_key: string;
+  attempts: number;
+  first_event_at: Date | null;
+  rule_name: string;
+  scope: Scope;
+  frequency: Frequency;
+  organization_name: string;
+  timezone: string;
+  member_name: string | null;
+  /** The period's events (the newest `eventLimit`), read in the claiming statement. */
+  events: DeliveryEvent[];
+}
+
+/**
+ * Claims a delivery for sending (pending → sending, attempts + 1) and reads its period's events,
+ * in one round trip. A delivery another sender claimed less than `claimTimeoutMs` ago is left to
+ * it; an older claim is taken for abandoned (its process died). Returns undefined when nothing
+ * was claimed: sent, cancelled or failed already, being sent elsewhere, or unknown.
+ */
+export async function claimDelivery(db: DatabaseHandle, deliveryId: string, claimTimeoutMs: number, eventLimit: number): Promise<ClaimedDelivery | undefined> {
+  const { rows } = await poolOf(db).query<ClaimedDelivery>(
+    `WITH claimed AS (
+       UPDATE deliveries d SET status = 'sending', attempts = d.attempts + 1, updated_at = now()
+         FROM notification_rules r, organizations o
+        WHERE d.id = $1 AND r.id = d.rule_id AND o.id = r.organization_id
+          AND (d.status = 'pending' OR (d.status = 'sending' AND d.updated_at < now() - make_interval(secs => $2::double precision / 1000)))
+        RETURNING d.id, d.rule_id, d.team_member_id, d.email, d.period_key, d.attempts, d.first_event_at, r.name AS rule_name, r.scope, r.frequency,
+                  o.name AS organization_name, o.timezone,
+                  (SELECT t.name FROM team_members t WHERE t.id = d.team_member_id) AS member_name
+     )
+     SELECT c.*, COALESCE(
+              (SELECT json_agg(json_build_object('id', e.id, 'scope', e.scope, 'occurred_at', e.occurred_at, 'asset', e.asset, 'asset_type', e.asset_type,
+                                                 'severity', e.severity, 'tags', e.tags, 'title', e.title, 'summary', e.summary, 'url', e.url, 'data', e.data)
+                               ORDER BY e.occurred_at DESC, e.id)
+                 FROM (SELECT e.* FROM matches m JOIN events e ON e.organization_id = m.organization_id AND e.id = m.event_id
+                        WHERE m.rule_id = c.rule_id AND m.period_key = c.period_key AND m.status = 'delivered'
+                        ORDER BY e.occurred_at DESC, e.id
+                        LIMIT $3) e),
+              '[]'::json) AS events
+       FROM claimed c`,
+    [deliveryId, claimTimeoutMs, eventLimit],
+  );
+  return rows[0];
+}

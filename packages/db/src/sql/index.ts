@@ -1,0 +1,37 @@
+/**
+ * The named operations of the pipeline, one SQL verb per file (as graphile-worker keeps its
+ * `src/sql/`): callers depend on "claim a delivery" or "record matches", never on a table's
+ * layout. Operations that take a Transaction run in the caller's `withTransaction`; the others
+ * take the database handle and run on the pool.
+ */
+// ingest
+export { existingOrganizationIds } from './existing-organization-ids';
+export { storeEvents, type StoredEvent } from './store-events';
+// match
+export { loadEnabledRules, type EnabledRule } from './load-enabled-rules';
+export { lockUnmatchedEvents, type UnmatchedEvent } from './lock-unmatched-events';
+export { openCoalescingWindows, type CoalescingWindow } from './open-coalescing-windows';
+export { recordMatches, type NewMatch } from './record-matches';
+export { markEventsMatched } from './mark-events-matched';
+// schedule
+export { findDuePeriods } from './find-due-periods';
+// deliver
+export { lockRule } from './lock-rule';
+export { periodHasDeliveries } from './period-has-deliveries';
+export { rekeyPendingMatches } from './rekey-pending-matches';
+export { movePendingMatches } from './move-pending-matches';
+export { createDeliveries } from './create-deliveries';
+// send
+export { claimDelivery, type ClaimedDelivery, type DeliveryEvent } from './claim-delivery';
+export { cancelDelivery } from './cancel-delivery';
+export { releaseDelivery } from './release-delivery';
+export { postponeDelivery } from './postpone-delivery';
+export { recordFailedAttempt } from './record-failed-attempt';
+export { markDeliverySent } from './mark-delivery-sent';
+export { findDeliveryStatus } from './find-delivery-status';
+export { reopenDelivery } from './reopen-delivery';
+// reconcile
+export { findUnmatchedEvents } from './find-unmatched-events';
+export { findUnsentDeliveries } from './find-unsent-deliveries';
+// health
+export { ping } from './ping';

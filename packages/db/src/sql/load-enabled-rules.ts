@@ -1,0 +1,30 @@
+import type { Filters, Frequency, Scope } from '@notify/core';
+import { poolOf, type DatabaseHandle } from '../client';
+
+/** An enabled rule with what matching needs: its strategy and its schedule. */
+export interface EnabledRule {
+  id: string;
+  organization_id: string;
+  scope: Scope;
+  strategy: Filters | null;
+  frequency: Frequency;
+  delivery_hour: number | null;
+  delivery_day_of_week: number | null;
+  timezone: string;
+}
+
+const SELECT_RULES = `
+  SELECT r.id, r.organization_id, r.scope, r.strategy, r.frequency, r.delivery_hour, r.delivery_day_of_week, o.timezone
+    FROM notification_rules r JOIN organizations o ON o.id = r.organization_id
+   WHERE r.enabled`;
+
+/**
+ * Every enabled rule, or, with `only`, the enabled ones among the named rules and the rules of
+ * the named organizations.
+ */
+export async function loadEnabledRules(db: DatabaseHandle, only?: { ruleIds: readonly string[]; organizationIds: readonly string[] }): Promise<EnabledRule[]> {
+  const pool = poolOf(db);
+  if (!only) return (await pool.query<EnabledRule>(SELECT_RULES)).rows;
+  const { rows } = await pool.query<EnabledRule>(`${SELECT_RULES} AND (r.id = ANY($1::uuid[]) OR r.organization_id = ANY($2::uuid[]))`, [only.ruleIds, only.organizationIds]);
+  return rows;
+}

@@ -1,0 +1,1 @@
+export { organizationJson, memberJson, keyJson } from './representations';

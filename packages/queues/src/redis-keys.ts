@@ -1,0 +1,43 @@
+/**
+ * Every Redis key and channel of the system other than BullMQ's own (catalog.ts names the queues,
+ * whose keys BullMQ makes under the same prefix), in one place. All live under the configured
+ * prefix (`QUEUE_PREFIX`): the processes of one deployment meet there, and another deployment or
+ * test file on the same Redis never does.
+ */
+export interface RedisKeys {
+  /** A WHOIS answer, shared by every instance for WHOIS_CACHE_SECONDS. */
+  whois(domain: string): string;
+  /** Prefix of the rate-limit and quota windows (leased tokens, see the API's rate-limit store). */
+  readonly rateLimit: string;
+  /** An organization's rule-list version: every rule write bumps it, so cached list pages go stale. */
+  ruleListVersion(organizationId: string): string;
+  /** A revoked operator console session, kept until the session would have expired. */
+  adminSessionRevoked(sessionId: string): string;
+  /** Wrong operator tokens tried at the console's login from one client address. */
+  adminLoginFailures(address: string): string;
+}
+
+/** Pub/sub channels: a message on one reaches every process of the deployment. */
+export interface RedisChannels {
+  /** A key was deleted or a plan changed: every API instance forgets the keys it cached. */
+  readonly apiKeysInvalidated: string;
+  /** Rules changed: every matcher reloads the rules named (a RuleChange, as JSON). */
+  readonly rulesChanged: string;
+}
+
+export function redisKeys(prefix: string): RedisKeys {
+  return {
+    whois: (domain) => `${prefix}:whois:${domain}`,
+    rateLimit: `${prefix}:rl:`,
+    ruleListVersion: (organizationId) => `${prefix}:rules-version:${organizationId}`,
+    adminSessionRevoked: (sessionId) => `${prefix}:admin-session:revoked:${sessionId}`,
+    adminLoginFailures: (address) => `${prefix}:admin-login-failures:${address}`,
+  };
+}
+
+export function redisChannels(prefix: string): RedisChannels {
+  return {
+    apiKeysInvalidated: `${prefix}:api-keys:invalidate`,
+    rulesChanged: `${prefix}:rules:changed`,
+  };
+}

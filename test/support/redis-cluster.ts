@@ -1,0 +1,144 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+
+/**
+ * A real Redis Cluster on loopback ports for tests: `masters` masters with one replica each,
+ * made with `redis-server --cluster-enabled yes` and `redis-cli --cluster create`, nothing kept on
+ * disk. A node is stopped by its process (SIGKILL), as a lost machine would be.
+ */
+export interface RedisClusterHandle {
+  /** `host:port,...` of every node, for REDIS_CLUSTER_NODES. */
+  readonly nodes: string;
+  readonly ports: number[];
+  /** The port of the master serving the slot of `key`. */
+  masterOf(key: string): Promise<number>;
+  /** SIGKILLs the node on `port` and waits until its slots are served by a promoted replica. */
+  killMaster(port: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function redisClusterAvailable(): boolean {
+  return spawnSync('redis-server', ['--version']).status === 0 && spawnSync('redis-cli', ['--version']).status === 0;
+}
+
+/** A port that is free, and whose cluster bus port (+10000) is free too. */
+async function freePort(taken: Set<number>): Promise<number> {
+  const listenable = (port: number) =>
+    new Promise<boolean>((resolve) => {
+      const server = createServer().once('error', () => resolve(false)).listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+    });
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    if (taken.has(port) || taken.has(port + 10_000)) continue;
+    if ((await listenable(port)) && (await listenable(port + 10_000))) {
+      taken.add(port);
+      return port;
+    }
+  }
+}
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`Redis Cluster: ${what} within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function ask<T>(port: number, command: (redis: Redis) => Promise<T>): Promise<T> {
+  const redis = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  // A node that is down answers with a rejected connect; the event would be reported as unhandled.
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+    return await command(redis);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** `CLUSTER NODES` as (port, role, slots) of the masters that are up. */
+async function mastersSeenBy(port: number): Promise<Array<{ port: number; slots: string[] }>> {
+  const text = (await ask(port, (redis) => redis.cluster('NODES'))) as string;
+  return text
+    .trim()
+    .split('\n')
+    .map((line) => line.split(' '))
+    .filter((fields) => fields[2]!.includes('master') && !fields[2]!.includes('fail'))
+    .map((fields) => ({ port: Number(/:(\d+)@/.exec(fields[1]!)![1]), slots: fields.slice(8) }));
+}
+
+function inSlots(slot: number, ranges: string[]): boolean {
+  return ranges.some((range) => {
+    const [from, to] = range.split('-').map(Number);
+    return slot >= from! && slot <= (to ?? from)!;
+  });
+}
+
+export async function startRedisCluster(masters = 3): Promise<RedisClusterHandle> {
+  const dir = mkdtempSync(join(tmpdir(), 'notify-cluster-'));
+  const taken = new Set<number>();
+  const ports: number[] = [];
+  for (let i = 0; i < masters * 2; i++) ports.push(await freePort(taken));
+  const processes = new Map<number, ChildProcess>();
+  for (const port of ports) {
+    const child = spawn('redis-server', [
+      '--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes',
+      '--cluster-config-file', join(dir, `nodes-${port}.conf`), '--cluster-node-timeout', '1000',
+      '--save', '', '--appendonly', 'no', '--dir', dir, '--logfile', join(dir, `${port}.log`),
+    ], { stdio: 'ignore' });
+    processes.set(port, child);
+  }
+  const stop = async () => {
+    for (const child of processes.values()) child.kill('SIGKILL');
+    processes.clear();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    for (const port of ports) await until(`node ${port} answered`, async () => (await ask(port, (redis) => redis.ping())) === 'PONG');
+    const created = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((port) => `127.0.0.1:${port}`), '--cluster-replicas', '1', '--cluster-yes'], { encoding: 'utf8' });
+    if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
+    for (const port of ports) {
+      await until(`node ${port} saw the cluster ok`, async () => /cluster_state:ok/.test((await ask(port, (redis) => redis.cluster('INFO'))) as string));
+    }
+    // Every master has its replica attached before anything relies on a failover.
+    await until('replicas attached', async () => {
+      const text = (await ask(ports[0]!, (redis) => redis.cluster('NODES'))) as string;
+      return text.split('\n').filter((line) => line.includes(' slave ') && line.includes(' connected')).length === masters;
+    });
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+
+  return {
+    nodes: ports.map((port) => `127.0.0.1:${port}`).join(','),
+    ports,
+    async masterOf(key) {
+      const slot = await ask(ports.find((port) => processes.has(port))!, (redis) => redis.cluster('KEYSLOT', key));
+      const owner = (await mastersSeenBy(ports.find((port) => processes.has(port))!)).find((master) => inSlots(Number(slot), master.slots));
+      if (!owner) throw new Error(`no master serves slot ${slot}`);
+      return owner.port;
+    },
+    async killMaster(port) {
+      const killed = (await mastersSeenBy(port)).find((master) => master.port === port);
+      if (!killed) throw new Error(`${port} is not a master`);
+      processes.get(port)?.kill('SIGKILL');
+      processes.delete(port);
+      const survivor = ports.find((other) => processes.has(other))!;
+      // Promoted: another master serves the killed one's slots, and the cluster says it is ok.
+      await until('a replica took over', async () => {
+        const slot = Number(killed.slots[0]!.split('-')[0]);
+        const owner = (await mastersSeenBy(survivor)).find((master) => inSlots(slot, master.slots));
+        const info = (await ask(survivor, (redis) => redis.cluster('INFO'))) as string;
+        return owner !== undefined && owner.port !== port && /cluster_state:ok/.test(info);
+      });
+    },
+    stop,
+  };
+}

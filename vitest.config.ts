@@ -6,6 +6,9 @@ export default defineConfig({
     globalSetup: ['test/global-setup.ts'],
     testTimeout: 20_000,
     hookTimeout: 60_000,
+    // expect.poll waits for a state of the pipeline (an e-mail, a row), which takes up to seconds
+    // on a loaded machine rather than Vitest's default 1 s; polled often, so a test moves on at once.
+    expect: { poll: { timeout: 10_000, interval: 25 } },
     pool: 'forks',
     // CI reads the counts from a JSON report; people read the default reporter.
     reporters: process.env.VITEST_JSON_REPORT ? ['default', ['json', { outputFile: process.env.VITEST_JSON_REPORT }]] : ['default'],

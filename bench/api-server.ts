@@ -5,12 +5,8 @@
 //   parent → child  { type: 'stats' }                  child → parent { type: 'stats', keyLookups }
 //   parent → child  { type: 'stop' }                   closes everything and exits 0
 // The two bench routes exist only here, never in the production app.
-import { loadConfig } from '@notify/config';
-import { createDatabase, migrate } from '@notify/db';
-import { createLogger } from '@notify/observability';
 import type { AddressInfo } from 'node:net';
-import { buildApp } from '../apps/api/src/app';
-import { closeDeps, createDeps } from '../apps/api/src/deps';
+import { buildApp, closeDeps, createDeps, createDatabase, createLogger, loadConfig, migrate } from './support/notify';
 
 export type ParentMessage = { type: 'stats' } | { type: 'stop' };
 export type ChildMessage = { type: 'ready'; port: number } | { type: 'stats'; keyLookups: number; poolQueries: number } | { type: 'failed'; error: string };

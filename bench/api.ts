@@ -16,22 +16,14 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { FREQUENCIES, parseRuleListQuery, SCOPES, type Frequency, type Scope } from '@notify/core';
-import { createDatabase, listRules, quoteIdent, type Database } from '@notify/db';
 import type { ChildMessage, ParentMessage } from './api-server';
+import { DATABASE_URL, mulberry32, numberFromEnv, REDIS_URL, root, round } from './support/common';
+import { createDatabase, FREQUENCIES, listRules, parseRuleListQuery, quoteIdent, SCOPES, type Database, type Frequency, type Scope } from './support/notify';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS_FILE = join(root, 'bench', 'results', 'api.json');
-const DATABASE_URL = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-
-const numberFromEnv = (name: string, fallback: number) => {
-  const value = Number(process.env[name]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-};
 const DURATION_S = numberFromEnv('BENCH_DURATION', 10);
 const WARMUP_S = numberFromEnv('BENCH_WARMUP', 2);
 const CONNECTIONS = numberFromEnv('BENCH_CONNECTIONS', 50);
@@ -138,18 +130,6 @@ async function call(base: string, adminToken: string, method: string, path: stri
   const text = await response.text();
   if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
   return JSON.parse(text) as Record<string, unknown>;
-}
-
-/** A small deterministic PRNG, so every run seeds the same rules. */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const FREQUENCY_WEIGHTS: Record<Frequency, number> = { instant: 0.4, hourly: 0.1, daily: 0.3, weekly: 0.15, monthly: 0.05 };
@@ -307,8 +287,6 @@ async function timeListSql(db: Database, organizationId: string, iterations = 20
   const at = (q: number) => round(times[Math.min(times.length - 1, Math.floor(q * times.length))]!, 2);
   return { p50_ms: at(0.5), p99_ms: at(0.99), mean_ms: round(times.reduce((a, b) => a + b, 0) / times.length, 2) };
 }
-
-const round = (value: number, digits = 0) => Math.round(value * 10 ** digits) / 10 ** digits;
 
 // ---------------------------------------------------------------------------------
 // Reporting

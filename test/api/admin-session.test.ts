@@ -206,8 +206,11 @@ describe('operator browser sessions: login, queue dashboard, console', () => {
       headers: { cookie, origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
     });
     expect(forged.statusCode).toBe(403);
+    expect(forged.json()).toEqual({ message: 'Forbidden', request_id: forged.headers['service-request-id'] });
     const logout = await t.app.inject({ method: 'POST', url: '/admin/logout', headers: { cookie, origin: 'https://evil.example' } });
     expect(logout.statusCode).toBe(403);
+    expect(logout.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(logout.json()).toEqual({ message: 'Forbidden', request_id: logout.headers['service-request-id'] });
     expect((await t.app.inject({ url: '/admin/console', headers: { cookie } })).statusCode).toBe(200);
   });
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestOrg } from '../support/app';
+import { pause } from '../support/wait';
 
 const RULES = '/v1/platform/notification-rules';
 const DOCS = 'https://docs.example.test/notification-rules';
@@ -25,7 +26,6 @@ interface Page {
   results: Item[];
 }
 
-const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 
 /** `date` written in the zone `offsetMinutes` from UTC, e.g. 2026-11-20T12:15:00.123+02:00. */
 function withOffset(date: string, offsetMinutes: number): string {
@@ -72,7 +72,7 @@ describe('GET /v1/platform/notification-rules (list)', () => {
       const response = await t.api(org.key, 'POST', RULES, { strategy: { must: [{ name: 'severity', type: 'gte', value: 'high' }] }, ...body });
       expect(response.statusCode, response.body).toBe(201);
       rules[label] = response.json();
-      await tick();
+      await pause(5); // a later added_date for the next rule
     }
     // beta is updated last, so it has the newest last_update_date.
     const updated = await t.api(org.key, 'PUT', `${RULES}/${rules.beta!.id}`, { name: 'beta SSL 100%', members: [m(1)], enabled: false });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestOrg } from '../support/app';
+import { pause } from '../support/wait';
 
 const RULES = '/v1/platform/notification-rules';
 const DOCS = 'https://docs.example.test/notification-rules';
@@ -25,7 +26,7 @@ describe('PUT /v1/platform/notification-rules/{rule_id} (update)', () => {
   }
 
   /** Waits long enough that a new timestamp (millisecond precision) is certainly later. */
-  const tick = () => new Promise((resolve) => setTimeout(resolve, 15));
+  const tick = () => pause(15);
 
   beforeAll(async () => {
     t = await startTestApp();

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { ADMIN_TOKEN } from '../support/app';
 import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
@@ -19,7 +19,6 @@ if (!HAS_CHROMIUM) {
 
 const KEY = /^[A-Za-z0-9]{32}$/;
 const ORG_NAME = 'Acme <b>Security</b> & "Co"';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.skipIf(!HAS_CHROMIUM)('operator pages in a real browser', { timeout: 60_000 }, () => {
   let smtp: TestSmtpServer;
@@ -36,14 +35,16 @@ describe.skipIf(!HAS_CHROMIUM)('operator pages in a real browser', { timeout: 60
   /** The error answers the tests provoke on purpose: the wrong token, the default key's deletion. */
   const expectedErrors: Array<[number, string]> = [[401, '/admin/login'], [409, '/admin/v1/organizations/']];
 
+  /** The probe's first defined answer (vi.waitFor, since beforeAll uses it too, where expect.poll refuses to run). */
   async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await probe();
-      if (value !== undefined) return value;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await sleep(50);
-    }
+    return vi.waitFor(
+      async () => {
+        const value = await probe();
+        if (value === undefined) throw new Error(`timed out waiting for ${what}`);
+        return value;
+      },
+      { timeout: timeoutMs, interval: 50 },
+    );
   }
 
   beforeAll(async () => {
@@ -233,11 +234,5 @@ describe.skipIf(!HAS_CHROMIUM)('operator pages in a real browser', { timeout: 60
 });
 
 async function expectText(locator: ReturnType<Page['locator']>, text: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const content = (await locator.first().textContent()) ?? '';
-    if (content.includes(text)) return;
-    if (Date.now() > deadline) throw new Error(`expected "${text}" in "${content}"`);
-    await sleep(50);
-  }
+  await expect.poll(async () => (await locator.first().textContent()) ?? '').toContain(text);
 }

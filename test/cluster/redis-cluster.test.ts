@@ -118,7 +118,7 @@ describe.skipIf(!redisClusterAvailable())('on a Redis Cluster whose master fails
 
     const stored = await storedEvents(s.db);
     for (const id of stream.accepted) expect(stored.has(id), `accepted event ${id} was not stored`).toBe(true);
-    const figures = await settle(() => tally(s.setup, stored, s.smtp.received), 90_000);
+    const figures = await settle(s.db, () => tally(s.setup, stored, s.smtp.received), 90_000);
     report('redis-cluster-failover', { ...figures, not_accepted: EVENTS - stream.accepted.size, ingest: stream.outcomes });
     expectDeliveredOnce(figures);
     expect(api.child.exitCode, api.stderr()).toBeNull();

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
 import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from '../support/smtp';
+import { waitUntilSettled } from '../support/wait';
 
 const RULES = '/v1/platform/notification-rules';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP server', () => {
   let smtp: TestSmtpServer;
@@ -20,11 +20,7 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
 
   const mailsTo = (email: string): ReceivedMail[] => smtp.received.filter((mail) => mail.to.includes(email));
   async function waitForMails(email: string, count: number, timeoutMs = 10_000): Promise<ReceivedMail[]> {
-    const deadline = Date.now() + timeoutMs;
-    while (mailsTo(email).length < count) {
-      if (Date.now() > deadline) throw new Error(`expected ${count} e-mails to ${email}, got ${mailsTo(email).length}`);
-      await sleep(25);
-    }
+    await expect.poll(() => mailsTo(email).length, { timeout: timeoutMs, interval: 25, message: `e-mails to ${email}` }).toBeGreaterThanOrEqual(count);
     return mailsTo(email);
   }
   async function ingest(events: unknown[]): Promise<void> {
@@ -58,7 +54,7 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
     await waitForMails(member.email, 1);
     for (let i = 0; i < 5; i++) await ingest([makeEvent(org.id, { title: `burst ${i}` })]);
     const mails = await waitForMails(member.email, 2);
-    await sleep(1500);
+    await waitUntilSettled(p.db);
     expect(mailsTo(member.email)).toHaveLength(2);
     for (let i = 0; i < 5; i++) expect(mails[1]!.html).toContain(`burst ${i}`);
     expect(mails[1]!.subject).toMatch(/5\b/);
@@ -72,7 +68,7 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
       members: [a!.team_member_uuid, b!.team_member_uuid],
     });
     await ingest([1, 2, 3].map((i) => makeEvent(org.id, { scope: 'asset_ssl_changed', asset: `host${i}.example.com`, title: `Certificate changed ${i}` })));
-    await sleep(700);
+    await waitUntilSettled(p.db);
     expect(mailsTo(a!.email)).toHaveLength(0);
     const flush = await p.admin('POST', `/admin/v1/notification-rules/${rule.id}/flush`);
     expect(flush.statusCode).toBe(202);
@@ -101,7 +97,7 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
       makeEvent(org.id, { scope: 'new_vulnerability_detected', severity: 'critical', tags: ['production'], title: 'the one' }),
     ]);
     const [mail] = await waitForMails(member.email, 1);
-    await sleep(1500);
+    await waitUntilSettled(p.db);
     expect(mailsTo(member.email)).toHaveLength(1);
     expect(mail!.html).toContain('the one');
     expect(mail!.html).not.toContain('too low');
@@ -115,7 +111,7 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
     const rule = await p.createRule(org.key, { name: 'Off', scope: 'new_open_port_detected', members: [member.team_member_uuid], enabled: false });
     await p.createRule(org.key, { name: 'Other scope', scope: 'asset_dns_changed', members: [member.team_member_uuid] });
     await ingest([makeEvent(org.id), makeEvent(other.id, { scope: 'asset_dns_changed' })]);
-    await sleep(1500);
+    await waitUntilSettled(p.db);
     expect(mailsTo(member.email)).toHaveLength(0);
     // Enabled again, the next event goes out.
     const enabled = await p.api(org.key, 'PUT', `${RULES}/${rule.id}`, { name: 'Off', members: [member.team_member_uuid], enabled: true });
@@ -138,7 +134,7 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
     expect(again.statusCode).toBe(202);
     expect(again.json()).toEqual({ accepted: 0, duplicates: 1 });
     await waitForMails(member.email, 1);
-    await sleep(1500);
+    await waitUntilSettled(p.db);
     expect(mailsTo(member.email)).toHaveLength(1);
   });
 
@@ -168,7 +164,7 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
     expect((await p.admin('DELETE', `/admin/v1/organizations/${org.id}/members/${leave!.team_member_uuid}`)).statusCode).toBe(204);
     await ingest([makeEvent(org.id)]);
     await waitForMails(stay!.email, 1);
-    await sleep(500);
+    await waitUntilSettled(p.db);
     expect(mailsTo(leave!.email)).toHaveLength(0);
   });
 
@@ -179,9 +175,7 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
     const rule = await p.createRule(org.key, body);
     await ingest([makeEvent(org.id, { scope: 'new_asset_discovered' })]);
     const pending = async () => (await p.db.pool.query(`SELECT count(*)::int AS n FROM matches WHERE rule_id = $1 AND status = 'pending'`, [rule.id])).rows[0].n as number;
-    const deadline = Date.now() + 5000;
-    while ((await pending()) === 0 && Date.now() < deadline) await sleep(25);
-    expect(await pending()).toBe(1);
+    await expect.poll(pending, { timeout: 5000, interval: 25 }).toBe(1);
     const disabled = await p.api(org.key, 'PUT', `${RULES}/${rule.id}`, { name: body.name, members: body.members, enabled: false });
     expect(disabled.statusCode, disabled.body).toBe(200);
     expect(await pending()).toBe(0);
@@ -207,14 +201,15 @@ describe('SMTP failures', () => {
     await smtp.close();
   });
 
-  async function deliveryOf(email: string, until: (row: Record<string, unknown>) => boolean) {
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const { rows } = await p.db.pool.query(`SELECT id, status, attempts, last_error, message_id FROM deliveries WHERE email = $1`, [email]);
-      if (rows[0] && until(rows[0])) return rows[0];
-      if (Date.now() > deadline) throw new Error(`delivery to ${email} never reached the expected state: ${JSON.stringify(rows)}`);
-      await sleep(25);
-    }
+  async function deliveryOf(email: string, status: string) {
+    return vi.waitFor(
+      async () => {
+        const { rows } = await p.db.pool.query(`SELECT id, status, attempts, last_error, message_id FROM deliveries WHERE email = $1`, [email]);
+        expect(rows[0], `the delivery to ${email}`).toMatchObject({ status });
+        return rows[0];
+      },
+      { timeout: 10_000, interval: 25 },
+    );
   }
 
   it('retries a transient failure (451) with backoff until it is accepted', async () => {
@@ -223,7 +218,7 @@ describe('SMTP failures', () => {
     smtp.setVerdict(({ to, attempt }) => (to.includes(member.email) && attempt <= 2 ? { code: 451, message: 'Try again later' } : 'accept'));
     await p.createRule(org.key, { name: 'Retry', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
     await p.ingest({ events: [makeEvent(org.id)] });
-    const row = await deliveryOf(member.email, (r) => r.status === 'sent');
+    const row = await deliveryOf(member.email, 'sent');
     expect(row.attempts).toBe(3);
     expect(smtp.received.filter((mail) => mail.to.includes(member.email))).toHaveLength(1);
   });
@@ -235,7 +230,7 @@ describe('SMTP failures', () => {
     smtp.setVerdict(({ to }) => (refuse && to.includes(member.email) ? { code: 550, message: 'No such user' } : 'accept'));
     const rule = await p.createRule(org.key, { name: 'Refused', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
     await p.ingest({ events: [makeEvent(org.id)] });
-    const row = await deliveryOf(member.email, (r) => r.status === 'failed');
+    const row = await deliveryOf(member.email, 'failed');
     expect(row.attempts).toBe(1);
     expect(String(row.last_error)).toContain('550');
     const listed = await p.admin('GET', `/admin/v1/notification-rules/${rule.id}/deliveries?status=failed&limit=10`);
@@ -245,7 +240,7 @@ describe('SMTP failures', () => {
     refuse = false;
     const retried = await p.admin('POST', `/admin/v1/deliveries/${row.id}/retry`);
     expect(retried.statusCode).toBe(202);
-    const sent = await deliveryOf(member.email, (r) => r.status === 'sent');
+    const sent = await deliveryOf(member.email, 'sent');
     expect(sent.attempts).toBe(2);
     expect((await p.admin('POST', `/admin/v1/deliveries/${row.id}/retry`)).statusCode).toBe(409);
   });

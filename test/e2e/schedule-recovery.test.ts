@@ -6,16 +6,7 @@ import { jobIds, queueKeyPrefix, QUEUE_NAMES } from '@notify/queues';
 import { createTestDatabase, REDIS_URL } from '../support/database';
 import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
+import { pause, waitUntilSettled } from '../support/wait';
 
 /** Deletes every Redis key of a queue prefix: what a Redis restart without persistence does. */
 async function flushQueues(prefix: string): Promise<number> {
@@ -53,16 +44,17 @@ describe('digests fall due by the clock, in the organization time zone', () => {
     const period = periodContaining({ frequency: 'hourly', deliveryHour: null, deliveryDayOfWeek: null, timeZone: 'Asia/Kathmandu' }, new Date(clock));
     // Kathmandu is UTC+05:45: its hours end at minute 15 UTC.
     expect(period.dueAt.getUTCMinutes()).toBe(15);
-    await until('the matches', async () => (await p.db.pool.query(`SELECT count(*)::int AS n FROM matches WHERE status = 'pending' AND due_at = $1`, [period.dueAt])).rows[0].n === 2);
-    await sleep(400);
+    await expect.poll(async () => (await p.db.pool.query(`SELECT count(*)::int AS n FROM matches WHERE status = 'pending' AND due_at = $1`, [period.dueAt])).rows[0].n, { message: 'the matches' }).toBe(2);
+    // Time must pass here: the scheduler ticks every 100 ms, and none of its ticks before the hour ends may send.
+    await pause(400);
     expect(smtp.received.filter((mail) => mail.to.includes(member.email))).toHaveLength(0);
     clock = period.dueAt.getTime() + 1000;
-    await until('the digest', () => smtp.received.some((mail) => mail.to.includes(member.email)));
+    await expect.poll(() => smtp.received.some((mail) => mail.to.includes(member.email)), { message: 'the digest' }).toBe(true);
     const [mail] = smtp.received.filter((m) => m.to.includes(member.email));
     expect(mail!.subject).toContain('Hourly digest');
     expect(mail!.html).toContain('DNS change 1');
     expect(mail!.html).toContain('DNS change 2');
-    await sleep(500);
+    await waitUntilSettled(p.db);
     expect(smtp.received.filter((m) => m.to.includes(member.email))).toHaveLength(1);
   });
 });
@@ -89,7 +81,7 @@ describe('recovery: downtime, lost Redis work, several processes', () => {
     const member = org.members[0]!;
     await first.createRule(org.key, { name: 'Daily', scope: 'new_email_breach_detected', frequency: 'daily', delivery_hour: 7, members: [member.team_member_uuid] });
     await first.ingest({ events: [makeEvent(org.id, { scope: 'new_email_breach_detected', title: 'Breach' })] });
-    await until('the match', async () => (await db.pool.query(`SELECT count(*)::int AS n FROM matches WHERE status = 'pending'`)).rows[0].n === 1);
+    await expect.poll(async () => (await db.pool.query(`SELECT count(*)::int AS n FROM matches WHERE status = 'pending'`)).rows[0].n, { message: 'the match' }).toBe(1);
     const { rows } = await db.pool.query<{ due_at: Date }>(`SELECT due_at FROM matches WHERE status = 'pending'`);
     await first.stop();
 
@@ -100,8 +92,8 @@ describe('recovery: downtime, lost Redis work, several processes', () => {
       startPipeline(smtp, {}, { db, queuePrefix: first.queuePrefix, now: () => new Date(clock) }),
     ]);
     try {
-      await until('the late digest', () => count(member.email) === 1);
-      await sleep(1000);
+      await expect.poll(() => count(member.email), { message: 'the late digest' }).toBe(1);
+      await waitUntilSettled(db);
       expect(count(member.email)).toBe(1);
     } finally {
       await Promise.all([a.stop(), b.stop()]);
@@ -121,8 +113,8 @@ describe('recovery: downtime, lost Redis work, several processes', () => {
     const workers = await startPipeline(smtp, { RECONCILE_INTERVAL_MS: '200', RECONCILE_GRACE_MS: '100' }, { db, queuePrefix: api.queuePrefix });
     try {
       await workers.waitForIndex(rule.id, true);
-      await until('the e-mail', () => count(member.email) === 1);
-      await sleep(800);
+      await expect.poll(() => count(member.email), { message: 'the e-mail' }).toBe(1);
+      await waitUntilSettled(db);
       expect(count(member.email)).toBe(1);
     } finally {
       await workers.stop();
@@ -137,7 +129,7 @@ describe('recovery: downtime, lost Redis work, several processes', () => {
     const member = org.members[0]!;
     await first.createRule(org.key, { name: 'Hourly', scope: 'asset_dns_changed', frequency: 'hourly', members: [member.team_member_uuid] });
     await first.ingest({ events: [makeEvent(org.id, { scope: 'asset_dns_changed', title: 'Outlived its job' })] });
-    await until('the match', async () => (await db.pool.query(`SELECT count(*)::int AS n FROM matches m JOIN notification_rules r ON r.id = m.rule_id WHERE r.organization_id = $1`, [org.id])).rows[0].n === 1);
+    await expect.poll(async () => (await db.pool.query(`SELECT count(*)::int AS n FROM matches m JOIN notification_rules r ON r.id = m.rule_id WHERE r.organization_id = $1`, [org.id])).rows[0].n, { message: 'the match' }).toBe(1);
     const { rows } = await db.pool.query<{ rule_id: string; period_key: string; due_at: Date }>(
       `SELECT m.rule_id, m.period_key, m.due_at FROM matches m JOIN notification_rules r ON r.id = m.rule_id WHERE r.organization_id = $1`,
       [org.id],
@@ -152,14 +144,14 @@ describe('recovery: downtime, lost Redis work, several processes', () => {
     const failing = new Worker(QUEUE_NAMES.deliver, async () => {
       throw new UnrecoverableError('connect ECONNREFUSED 127.0.0.1:5432');
     }, { connection, prefix: queueKeyPrefix(first.queuePrefix, QUEUE_NAMES.deliver) });
-    await until('the failed job', async () => (await queue.getJobState(jobIds.deliver(digest))) === 'failed');
+    await expect.poll(() => queue.getJobState(jobIds.deliver(digest)), { message: 'the failed job' }).toBe('failed');
     await failing.close();
 
     clock = rows[0]!.due_at.getTime() + 1000;
     const scheduler = await startPipeline(smtp, { ROLES: 'schedule,deliver,send', RECONCILE_INTERVAL_MS: '300' }, { db, queuePrefix: first.queuePrefix, now: () => new Date(clock) });
     try {
-      await until('the digest', () => count(member.email) === 1);
-      await sleep(800);
+      await expect.poll(() => count(member.email), { message: 'the digest' }).toBe(1);
+      await waitUntilSettled(db);
       expect(count(member.email)).toBe(1);
       expect(smtp.received.find((mail) => mail.to.includes(member.email))!.html).toContain('Outlived its job');
     } finally {
@@ -182,10 +174,10 @@ describe('recovery: downtime, lost Redis work, several processes', () => {
       // The same events through both processes' ingest, interleaved.
       const events = Array.from({ length: 10 }, (_, i) => makeEvent(org.id, { scope: 'new_client_credential_detected', title: `leak ${i}` }));
       await Promise.all([a.ingest({ events }), b.ingest({ events })]);
-      await until('one e-mail each', () => org.members.every((member) => count(member.email) >= 1));
+      await expect.poll(() => org.members.every((member) => count(member.email) >= 1), { message: 'one e-mail each' }).toBe(true);
       // Followers of the burst window (1 s) come as one more e-mail per member.
-      await until('the burst e-mails', () => org.members.every((member) => count(member.email) >= 2));
-      await sleep(1500);
+      await expect.poll(() => org.members.every((member) => count(member.email) >= 2), { message: 'the burst e-mails' }).toBe(true);
+      await waitUntilSettled(db);
       const ids = smtp.received.filter((mail) => org.members.some((m) => mail.to.includes(m.email))).map((mail) => mail.messageId);
       expect(new Set(ids).size).toBe(ids.length);
       for (const member of org.members) expect(count(member.email)).toBe(2);

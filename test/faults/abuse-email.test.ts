@@ -9,9 +9,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
 import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from '../support/smtp';
+import { waitUntilSettled } from '../support/wait';
 import { expectApplicationError, paramsOf } from './abuse-support';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const COALESCE_MS = 500;
 
 /** Ways to end a header line and start another, as a name or event text might carry them. */
@@ -71,14 +71,10 @@ describe('e-mail safety (faults)', () => {
   let baseline: ReceivedMail;
   let inputs = 0;
 
-  /** Waits until `count` e-mails arrived and no more came for a coalescing window and a half. */
+  /** Waits until `count` e-mails arrived and the pipeline has nothing left to send (so no more will come). */
   async function settle(count: number): Promise<ReceivedMail[]> {
     await smtp.waitFor(count, 20_000);
-    let seen = -1;
-    while (seen !== smtp.received.length) {
-      seen = smtp.received.length;
-      await sleep(COALESCE_MS * 3);
-    }
+    await waitUntilSettled(p.db, 20_000);
     return smtp.received;
   }
 

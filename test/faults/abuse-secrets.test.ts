@@ -7,7 +7,7 @@
 import { connect, type AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ADMIN_TOKEN, INGEST_TOKEN } from '../support/app';
 import { REDIS_URL } from '../support/database';
 import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
@@ -15,7 +15,6 @@ import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
 
 const METRICS_TOKEN = 'test-metrics-token-secret-5150';
 const RULES = '/v1/platform/notification-rules';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Writes `head` to a fresh connection and returns whatever comes back before the server closes it. */
 function rawHttp(port: number, head: string): Promise<string> {
@@ -103,8 +102,8 @@ describe('secrets: stored as hashes, never logged (faults)', () => {
     await p.createRule(key, { name: 'Secrets', scope: 'new_open_port_detected', members: [member] });
     expect((await p.ingest({ events: [makeEvent(org.id)] })).statusCode).toBe(202);
     await smtp.waitFor(1);
-    const deadline = Date.now() + 5000;
-    while (!raw.some((line) => line.includes('"e-mail sent"')) && Date.now() < deadline) await sleep(20);
+    // Its log line follows the SMTP accept (beforeAll cannot use expect.poll).
+    await vi.waitFor(() => expect(raw.some((line) => line.includes('"e-mail sent"'))).toBe(true), { timeout: 5000, interval: 20 }).catch(() => {});
   });
   afterAll(async () => {
     await p.stop();

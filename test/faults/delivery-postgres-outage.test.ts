@@ -1,13 +1,14 @@
 import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { INGEST_TOKEN } from '../support/app';
 import { DATABASE_URL } from '../support/database';
 import { startRelay, throughRelay, type TcpRelay } from '../support/relay';
 import { expectDeliveredOnce, useScenario } from './support/scenario';
 import { processEnv } from './support/services';
-import { report, scale, sendStream, settle, sleep, storedEvents, tally } from './support/stream';
+import { report, scale, sendStream, settle, storedEvents, tally } from './support/stream';
+import { pause } from '../support/wait';
 
 const EVENTS = scale(300, 3000);
 const DOWN_MS = scale(3000, 30_000);
@@ -53,7 +54,7 @@ function postgresScenario(name: string, tag: string, makeOutage: () => Promise<O
         if (request !== Math.floor(requests / 3)) return;
         away = (async () => {
           await outage.down();
-          await sleep(DOWN_MS);
+          await pause(DOWN_MS);
           await outage.up();
         })();
       },
@@ -62,7 +63,7 @@ function postgresScenario(name: string, tag: string, makeOutage: () => Promise<O
 
     const stored = await storedEvents(s.db);
     for (const id of stream.accepted) expect(stored.has(id), `accepted event ${id} was not stored`).toBe(true);
-    const figures = await settle(() => tally(s.setup, stored, s.smtp.received), scale(60_000, 180_000));
+    const figures = await settle(s.db, () => tally(s.setup, stored, s.smtp.received), scale(60_000, 180_000));
     report(name, {
       ...figures,
       down_ms: DOWN_MS,
@@ -104,13 +105,7 @@ describe.runIf(process.env.FAULTS_RESTART_POSTGRES === '1')('fault: PostgreSQL i
   postgresScenario('postgres-restart', 'pgrestart', async () => {
     const run = promisify(execFile);
     const cluster = ['--skip-systemctl-redirect', readdirSync('/etc/postgresql')[0]!, 'main'];
-    const ready = async () => {
-      for (let i = 0; i < 100; i++) {
-        if (await run('pg_isready', ['-h', '127.0.0.1', '-q']).then(() => true, () => false)) return;
-        await sleep(100);
-      }
-      throw new Error('PostgreSQL did not come back');
-    };
+    const ready = () => vi.waitFor(() => run('pg_isready', ['-h', '127.0.0.1', '-q']), { timeout: 10_000, interval: 100 });
     return {
       databaseUrl: DATABASE_URL,
       down: async () => {

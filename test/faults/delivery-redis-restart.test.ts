@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { INGEST_TOKEN } from '../support/app';
 import { expectDeliveredOnce, useScenario } from './support/scenario';
 import { processEnv, startPrivateRedis, type PrivateRedis } from './support/services';
-import { report, scale, sendStream, settle, sleep, storedEvents, tally } from './support/stream';
+import { report, scale, sendStream, settle, storedEvents, tally } from './support/stream';
+import { pause } from '../support/wait';
 
 const EVENTS = scale(300, 3000);
 const DOWN_MS = scale(1000, 10_000);
@@ -33,7 +34,7 @@ describe('fault: Redis restarts without persistence mid-stream', () => {
         if (request !== Math.floor(requests / 2)) return;
         restart = (async () => {
           await redis.kill();
-          await sleep(DOWN_MS);
+          await pause(DOWN_MS);
           await redis.start();
         })();
       },
@@ -42,7 +43,7 @@ describe('fault: Redis restarts without persistence mid-stream', () => {
 
     const stored = await storedEvents(s.db);
     for (const id of stream.accepted) expect(stored.has(id), `accepted event ${id} was not stored`).toBe(true);
-    const figures = await settle(() => tally(s.setup, stored, s.smtp.received), scale(60_000, 180_000));
+    const figures = await settle(s.db, () => tally(s.setup, stored, s.smtp.received), scale(60_000, 180_000));
     const rebuilt = [...api.lines, ...worker.lines].filter((line) => line.msg === 'reconciler re-requested lost work');
     report('redis-restart', { ...figures, redis_down_ms: DOWN_MS, not_accepted: EVENTS - stream.accepted.size, ingest: stream.outcomes, reconciler_runs_that_rebuilt: rebuilt.length });
 

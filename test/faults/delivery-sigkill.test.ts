@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { INGEST_TOKEN } from '../support/app';
 import { expectDeliveredOnce, useScenario } from './support/scenario';
 import { processEnv } from './support/services';
-import { report, scale, sendStream, settle, sleep, storedEvents, tally } from './support/stream';
+import { report, scale, sendStream, settle, storedEvents, tally } from './support/stream';
+import { pause } from '../support/wait';
 
 const EVENTS = scale(300, 3000);
 const KILLS = scale(1, 3);
@@ -32,7 +33,7 @@ describe('fault: the worker process is killed (SIGKILL) mid-stream, then started
             // Claimed and not recorded as sent: these may have reached the SMTP server already.
             const { rows } = await s.db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM deliveries WHERE status = 'sending'`);
             inFlightAtKills += rows[0]!.n;
-            await sleep(500);
+            await pause(500);
             worker = await s.spawn({ ...env, ...WORKER });
           })(),
         );
@@ -43,7 +44,7 @@ describe('fault: the worker process is killed (SIGKILL) mid-stream, then started
 
     const stored = await storedEvents(s.db);
     for (const id of stream.accepted) expect(stored.has(id), `accepted event ${id} was not stored`).toBe(true);
-    const figures = await settle(() => tally(s.setup, stored, s.smtp.received), scale(60_000, 180_000));
+    const figures = await settle(s.db, () => tally(s.setup, stored, s.smtp.received), scale(60_000, 180_000));
     report('sigkill-worker', { ...figures, kills: KILLS, in_flight_at_kills: inFlightAtKills, ingest: stream.outcomes });
 
     expect(stream.accepted.size).toBe(EVENTS);

@@ -17,7 +17,7 @@ describe('fault: two processes of every role at once, on the same Redis and data
     // Requests alternate between the two APIs.
     const stream = await sendStream((request) => (request % 2 ? a : b).baseUrl!, INGEST_TOKEN, s.setup.events);
     const stored = await storedEvents(s.db);
-    const figures = await settle(() => tally(s.setup, stored, s.smtp.received), scale(60_000, 180_000));
+    const figures = await settle(s.db, () => tally(s.setup, stored, s.smtp.received), scale(60_000, 180_000));
     const sentBy = (p: ServerProcess) => p.lines.filter((line) => line.msg === 'e-mail sent').length;
     report('two-of-every-role', { ...figures, sent_by_a: sentBy(a), sent_by_b: sentBy(b), ingest: stream.outcomes });
 

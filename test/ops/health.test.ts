@@ -10,7 +10,6 @@ import { parsePrometheus, valueOf } from '../support/prometheus';
 import { startRelay, throughRelay } from '../support/relay';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A relay to Redis that can be cut and restored: Redis going away, as the process sees it. */
 async function startRedisRelay() {
@@ -73,11 +72,7 @@ describe('readiness follows Redis', () => {
     expect(valueOf(parsePrometheus(scrape.body), 'notify_queue_metrics_up')).toBe(0);
 
     await relay.restore();
-    const deadline = Date.now() + 10_000;
-    while ((await ready(p)).status !== 200) {
-      if (Date.now() > deadline) throw new Error(`not ready again: ${JSON.stringify((await ready(p)).body)}`);
-      await sleep(100);
-    }
+    await expect.poll(() => ready(p), { interval: 100, message: 'ready again' }).toMatchObject({ status: 200 });
   });
 });
 

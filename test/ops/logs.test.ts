@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger, maskUrlPassword } from '@notify/observability';
 import { ADMIN_TOKEN, INGEST_TOKEN } from '../support/app';
 import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
@@ -8,7 +8,6 @@ import type { TestSmtpServer } from '../support/smtp';
 
 const SMTP_PASSWORD = 'Sm7p-pa55w0rd-xq9';
 const METRICS_TOKEN = 'test-metrics-token-9876543210';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 type Line = Record<string, unknown> & { msg?: string };
 
@@ -85,11 +84,8 @@ describe('log lines: JSON, redacted, each naming its request or job', () => {
     await p.process.app!.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
     // Ingest with the bearer token, through to an e-mail over authenticated SMTP.
     expect((await p.ingest({ events: [makeEvent(org.id)] })).statusCode).toBe(202);
-    const deadline = Date.now() + 10_000;
-    while (!capture.lines.some((line) => line.msg === 'e-mail sent')) {
-      if (Date.now() > deadline) throw new Error('no e-mail was sent');
-      await sleep(25);
-    }
+    // vi.waitFor, since expect.poll refuses to run in beforeAll.
+    await vi.waitFor(() => expect(capture.lines.some((line) => line.msg === 'e-mail sent'), 'an e-mail sent').toBe(true), { timeout: 10_000, interval: 25 });
     expect(smtp.accepted).toBe(1);
 
     // Code that logs carelessly: headers, the whole configuration, an error naming the SMTP URL.

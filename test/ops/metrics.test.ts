@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { allQueueNames } from '@notify/queues';
 import { ADMIN_TOKEN } from '../support/app';
 import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
@@ -6,7 +6,6 @@ import { parsePrometheus, samplesOf, valueOf, type Sample } from '../support/pro
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
 
 const METRICS_TOKEN = 'test-metrics-token-0123456789';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('/metrics after deliveries end to end', () => {
   let smtp: TestSmtpServer;
@@ -30,13 +29,14 @@ describe('/metrics after deliveries end to end', () => {
 
   /** Scrapes until `ready` holds: counters move when the database has the outcome, a moment after the SMTP accept. */
   async function scrapeUntil(ready: (samples: Sample[]) => boolean, timeoutMs = 10_000): Promise<Sample[]> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const samples = await scrape();
-      if (ready(samples)) return samples;
-      if (Date.now() > deadline) throw new Error('metrics never reached the expected values');
-      await sleep(50);
-    }
+    return vi.waitFor(
+      async () => {
+        const samples = await scrape();
+        expect(ready(samples), 'metrics reached the expected values').toBe(true);
+        return samples;
+      },
+      { timeout: timeoutMs, interval: 50 },
+    );
   }
 
   it('counts ingested events, matches and e-mails sent with their labels, and times the delivery', async () => {
@@ -49,7 +49,10 @@ describe('/metrics after deliveries end to end', () => {
     expect(ingest.statusCode).toBe(202);
     expect((await p.ingest(event)).json()).toEqual({ accepted: 0, duplicates: 1 });
     await smtp.waitFor(1);
-    const samples = await scrapeUntil((s) => valueOf(s, 'notify_emails_sent_total', { frequency: 'instant' }) === 1);
+    // The send job's duration is recorded when the job completes, a moment after the e-mail's outcome.
+    const samples = await scrapeUntil(
+      (s) => valueOf(s, 'notify_emails_sent_total', { frequency: 'instant' }) === 1 && valueOf(s, 'notify_job_duration_seconds_count', { queue: 'send', status: 'completed' }) === 1,
+    );
     const elapsed = (Date.now() - started) / 1000;
 
     expect(valueOf(samples, 'notify_events_ingested_total', { scope: 'new_open_port_detected' })).toBe(1);

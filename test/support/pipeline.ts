@@ -4,6 +4,7 @@ import { ADMIN_TOKEN, INGEST_TOKEN } from './app';
 import { createTestDatabase, DATABASE_URL, REDIS_URL } from './database';
 import type { TestSmtpServer } from './smtp';
 import type { LightMyRequestResponse } from 'fastify';
+import { expect, vi } from 'vitest';
 
 export interface PipelineHarness {
   process: RunningProcess;
@@ -105,12 +106,12 @@ export async function startPipeline(smtp: TestSmtpServer, env: Record<string, st
       return rule;
     },
     async waitForIndex(ruleId, present) {
-      const deadline = Date.now() + 5000;
       if (!process.runtime.roles.includes('match')) return;
-      while (process.runtime.index.has(ruleId) !== present) {
-        if (Date.now() > deadline) throw new Error(`rule ${ruleId} did not ${present ? 'reach' : 'leave'} the match stage's rule index within 5 s`);
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      // vi.waitFor rather than expect.poll: rules are also made in beforeAll, where expect.poll refuses to run.
+      await vi.waitFor(() => expect(process.runtime.index.has(ruleId), `rule ${ruleId} ${present ? 'in' : 'out of'} the match stage's rule index`).toBe(present), {
+        timeout: 5000,
+        interval: 10,
+      });
     },
     async stop() {
       await process.stop();

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { vi } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -65,15 +65,19 @@ export async function spawnServer(env: Record<string, string>, options: { startT
       return exited;
     },
   };
-  const deadline = Date.now() + (options.startTimeoutMs ?? 30_000);
-  for (;;) {
-    const listening = lines.find((line) => typeof line.msg === 'string' && line.msg.startsWith('Server listening at '));
-    if (listening) handle.baseUrl = (listening.msg as string).slice('Server listening at '.length);
-    if (lines.some((line) => line.msg === 'started')) return handle;
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`the server did not start: ${stderr}\n${lines.map((line) => JSON.stringify(line)).join('\n')}`);
-    }
-    await sleep(50);
-  }
+  const outcome = await vi
+    .waitFor(
+      () => {
+        const listening = lines.find((line) => typeof line.msg === 'string' && line.msg.startsWith('Server listening at '));
+        if (listening) handle.baseUrl = (listening.msg as string).slice('Server listening at '.length);
+        if (lines.some((line) => line.msg === 'started')) return 'started';
+        if (child.exitCode !== null) return 'exited';
+        throw new Error('not started yet');
+      },
+      { timeout: options.startTimeoutMs ?? 30_000, interval: 50 },
+    )
+    .catch(() => 'late');
+  if (outcome === 'started') return handle;
+  child.kill('SIGKILL');
+  throw new Error(`the server did not start: ${stderr}\n${lines.map((line) => JSON.stringify(line)).join('\n')}`);
 }

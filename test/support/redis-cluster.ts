@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { vi } from 'vitest';
 
 /**
  * A real Redis Cluster on loopback ports for tests: `masters` masters with one replica each,
@@ -42,12 +43,13 @@ async function freePort(taken: Set<number>): Promise<number> {
 }
 
 async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`Redis Cluster: ${what} within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  // vi.waitFor: the cluster starts in beforeAll, where expect.poll refuses to run.
+  await vi.waitFor(
+    async () => {
+      if (!(await check().catch(() => false))) throw new Error(`Redis Cluster: ${what} within ${timeoutMs} ms`);
+    },
+    { timeout: timeoutMs, interval: 100 },
+  );
 }
 
 async function ask<T>(port: number, command: (redis: Redis) => Promise<T>): Promise<T> {

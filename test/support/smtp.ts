@@ -1,6 +1,7 @@
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import type { AddressInfo } from 'node:net';
+import { pause } from './wait';
 
 export interface ReceivedMail {
   to: string[];
@@ -48,7 +49,7 @@ export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', async () => {
         const raw = Buffer.concat(chunks);
-        if (options.acceptDelayMs) await new Promise((resolve) => setTimeout(resolve, options.acceptDelayMs));
+        if (options.acceptDelayMs) await pause(options.acceptDelayMs);
         const parsed = await simpleParser(raw);
         const to = session.envelope.rcptTo.map((rcpt) => rcpt.address);
         const key = parsed.messageId ?? raw.toString('base64').slice(0, 32);

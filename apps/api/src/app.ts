@@ -8,7 +8,7 @@ import { addAssetFiltersKeyword, addFiltersKeyword } from './plugins/ajv-filters
 import { addStrictUuidFormat } from './plugins/ajv-uuid-format';
 import adminSessionPlugin from './plugins/admin-session';
 import authPlugin from './plugins/auth';
-import errorsPlugin from './plugins/errors';
+import errorsPlugin, { applicationBody } from './plugins/errors';
 import { KeyCache } from './plugins/key-cache';
 import metricsPlugin from './plugins/metrics';
 import openapiPlugin from './plugins/openapi';
@@ -54,12 +54,12 @@ export async function buildApp(deps: AppDeps, options: { logger?: FastifyServerO
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
     // A URL that cannot even be decoded names no resource: the same 404 as any unknown id.
     frameworkErrors: (error, request, reply) => {
-      const notFound = error.code === 'FST_ERR_BAD_URL';
+      const [name, details] = error.code === 'FST_ERR_BAD_URL' ? (['notFound', undefined] as const) : (['badRequest', error.message] as const);
       void (reply as unknown as FastifyReply)
         .header(REQUEST_ID_HEADER, request.id)
-        .code(notFound ? 404 : 400)
+        .code(applicationErrors[name].status)
         .type('application/json; charset=utf-8')
-        .send({ code: notFound ? 10404 : 10400, details: notFound ? 'Not found.' : error.message, parameters: [], solution: docsUrl } as never);
+        .send(applicationBody(name, docsUrl, details) as never);
     },
     // What Node's HTTP parser refuses (a URL or headers over 16 KiB, malformed HTTP, a client too slow)
     // never reaches a route; it still gets a body of decisions §1 and a service-request-id rather than
@@ -70,7 +70,7 @@ export async function buildApp(deps: AppDeps, options: { logger?: FastifyServerO
       const name = error.code === 'HPE_HEADER_OVERFLOW' ? 'headersTooLarge' : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'requestTimeout' : 'badRequest';
       const entry = applicationErrors[name];
       const requestId = randomUUID();
-      const body = JSON.stringify({ code: entry.code, details: entry.details, parameters: [], solution: docsUrl });
+      const body = JSON.stringify(applicationBody(name, docsUrl));
       deps.logger.debug({ request_id: requestId, code: error.code, status: entry.status }, 'client error');
       if (socket.writable) {
         socket.write(

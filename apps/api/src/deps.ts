@@ -13,7 +13,7 @@ export interface AppDeps {
   redis: RedisClient;
   /** Producers of every queue (ingest publishes events, operators flush and retry). */
   queues: Queues;
-  /** Tells matchers that rules changed, so their in-memory index follows within a second. */
+  /** Tells the match stage that rules changed, so its in-memory rule index follows within a second. */
   ruleChanges: RuleChangeAnnouncer;
   /** Serialized rule-list pages of this process, bounded by RULE_LIST_CACHE_BYTES. */
   ruleListCache: RuleListCache;

@@ -1,4 +1,4 @@
-import { Worker, type ConnectionOptions, type Job, type WorkerOptions } from 'bullmq';
+import { Worker, type Job, type WorkerOptions } from 'bullmq';
 import type { Config, Role } from '@notify/config';
 import type { DatabaseHandle } from '@notify/db';
 import { createMailRenderer, createMailTransport, type MailTransport } from '@notify/mail';

@@ -50,8 +50,8 @@ export async function deliveryCountsByRule(db: Database, ruleIds: readonly strin
 }
 
 /**
- * Puts failed deliveries back to pending (the queue dashboard's "retry" of a failed mail job),
- * so the mailer claims them again; deliveries in any other status are left alone. Returns how many changed.
+ * Puts failed deliveries back to pending (the queue dashboard's "retry" of a failed send job),
+ * so the send stage claims them again; deliveries in any other status are left alone. Returns how many changed.
  */
 export async function reopenFailedDeliveries(db: Database, deliveryIds: readonly string[]): Promise<number> {
   const ids = deliveryIds.filter(isUuid);

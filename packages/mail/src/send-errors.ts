@@ -81,7 +81,7 @@ export function classifySendError(error: unknown): SendErrorKind {
 /**
  * Whether a failed send says the SMTP server is unavailable (refused, unreachable, timed out,
  * "421 service not available"), as opposed to a verdict on this one message (451, 550). An
- * outage is no reason to spend the message's retries: the mailer pauses instead.
+ * outage is no reason to spend the message's retries: the send role pauses instead.
  */
 export function isServerUnavailable(error: unknown): boolean {
   for (const current of causeChain(error)) {

@@ -1,7 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** Why an e-mail attempt did not end in an SMTP accept. */
-/** `unavailable`: the SMTP server could not be reached; the mailer pauses and the e-mail waits. */
+/** `unavailable`: the SMTP server could not be reached; the send role pauses and the e-mail waits. */
 export type MailFailureReason = 'transient' | 'permanent' | 'unavailable' | 'cancelled';
 
 /** What a queue depth is read from: a BullMQ Queue fits. */

@@ -21,7 +21,7 @@ export interface RedisKeys {
 export interface RedisChannels {
   /** A key was deleted or a plan changed: every API instance forgets the keys it cached. */
   readonly apiKeysInvalidated: string;
-  /** Rules changed: every matcher reloads the rules named (a RuleChange, as JSON). */
+  /** Rules changed: the match stage's rule index in every process reloads the rules named (a RuleChange, as JSON). */
   readonly rulesChanged: string;
 }
 

@@ -4,7 +4,7 @@ import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { ADMIN_TOKEN, INGEST_TOKEN } from '../../support/app';
 import { DATABASE_URL, REDIS_URL, type createTestDatabase } from '../../support/database';
-import { sleep } from './stream';
+import { vi } from 'vitest';
 
 /** A port nobody listens on now. */
 export async function freePort(): Promise<number> {
@@ -35,19 +35,17 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
       child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--logfile', ''], {
         stdio: 'ignore',
       });
-      const deadline = Date.now() + 10_000;
-      for (;;) {
-        const up = await new Promise<boolean>((resolve) => {
+      const accepts = () =>
+        new Promise<void>((resolve, reject) => {
           const socket = net.connect(port, '127.0.0.1', () => {
             socket.end();
-            resolve(true);
+            resolve();
           });
-          socket.on('error', () => resolve(false));
+          socket.on('error', reject);
         });
-        if (up) return;
-        if (Date.now() > deadline) throw new Error('redis-server did not start');
-        await sleep(50);
-      }
+      await vi.waitFor(accepts, { timeout: 10_000, interval: 50 }).catch((error: unknown) => {
+        throw new Error('redis-server did not start', { cause: error });
+      });
     },
     async kill() {
       if (!child || child.exitCode !== null || child.signalCode !== null) return;

@@ -1,8 +1,10 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { expect } from 'vitest';
 import { startTestApp, type TestOrg } from '../../support/app';
 import type { createTestDatabase } from '../../support/database';
 import type { ReceivedMail } from '../../support/smtp';
+import { pause, pipelineBacklog } from '../../support/wait';
 
 /**
  * The known stream every delivery fault scenario sends, and the count it ends with.
@@ -16,7 +18,6 @@ import type { ReceivedMail } from '../../support/smtp';
 export const LONG = process.env.FAULTS_SCALE === 'long';
 /** The short figure for `npm test`, the long one for `npm run test:faults`. */
 export const scale = <T>(short: T, long: T): T => (LONG ? long : short);
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 type Db = Awaited<ReturnType<typeof createTestDatabase>>;
 
@@ -124,7 +125,7 @@ export async function sendStream(
         },
       ),
     );
-    await sleep(options.intervalMs ?? 20);
+    await pause(options.intervalMs ?? 20);
   }
   await Promise.all(pending);
   return { accepted, outcomes };
@@ -185,11 +186,17 @@ export function tally(setup: StreamSetup, stored: Map<string, { asset: string }>
   };
 }
 
-/** Waits until every owed pair arrived (or `timeoutMs`), then a little longer for anything late: a duplicate would be late. */
-export async function settle(count: () => Tally, timeoutMs: number, quietMs = 1500): Promise<Tally> {
-  const deadline = Date.now() + timeoutMs;
-  while (count().missing > 0 && Date.now() < deadline) await sleep(100);
-  await sleep(quietMs);
+/**
+ * Waits until every owed pair arrived and the database has nothing left to send (every event
+ * matched, every delivery sent or given up on), so a late duplicate would have arrived too; or
+ * until `timeoutMs`. The tally then says what is missing, duplicated or late.
+ */
+export async function settle(db: Db, count: () => Tally, timeoutMs: number): Promise<Tally> {
+  const done = async () => {
+    const backlog = await pipelineBacklog(db.pool);
+    return count().missing === 0 && backlog.unmatchedEvents + backlog.instantMatchesPending + backlog.deliveriesUnsent === 0;
+  };
+  await expect.poll(done, { timeout: timeoutMs, interval: 100 }).toBe(true).catch(() => {});
   return count();
 }
 

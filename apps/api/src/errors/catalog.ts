@@ -5,8 +5,11 @@
  */
 export const gatewayErrors = {
   missingApiKey: { status: 401, message: 'No API key found in request' },
-  invalidApiKey: { status: 401, message: 'Unauthorized' },
+  /** A credential that is wrong or missing where no API key is asked for: API key, operator or ingest token, console session. */
+  unauthorized: { status: 401, message: 'Unauthorized' },
   planForbidden: { status: 403, message: 'You cannot consume this service' },
+  /** A state change the operator console's session cookie carried from a page of another site. */
+  foreignOrigin: { status: 403, message: 'Forbidden' },
   noRoute: { status: 404, message: 'no Route matched with those values' },
   rateLimited: { status: 429, message: 'API rate limit exceeded' },
   quotaExceeded: { status: 429, message: 'API quota exceeded' },

@@ -86,9 +86,9 @@ async function authPlugin(app: FastifyInstance, options: AuthPluginOptions): Pro
     const raw = request.headers.apikey;
     const key = Array.isArray(raw) ? raw[0] : raw;
     if (key === undefined || key.trim() === '') throw new GatewayError('missingApiKey', KEY_CHALLENGE);
-    if (!isWellFormedApiKey(key.trim())) throw new GatewayError('invalidApiKey', KEY_CHALLENGE);
+    if (!isWellFormedApiKey(key.trim())) throw new GatewayError('unauthorized', KEY_CHALLENGE);
     const principal = await options.keyCache.resolve(key.trim());
-    if (!principal) throw new GatewayError('invalidApiKey', KEY_CHALLENGE);
+    if (!principal) throw new GatewayError('unauthorized', KEY_CHALLENGE);
     return principal;
   }
 
@@ -138,14 +138,14 @@ async function authPlugin(app: FastifyInstance, options: AuthPluginOptions): Pro
         if (request.adminSession) return;
         const token = bearer(request);
         if (!options.adminToken || !token || !sameSecret(token, options.adminToken)) {
-          throw new GatewayError('invalidApiKey', { 'www-authenticate': 'Bearer realm="admin"' });
+          throw new GatewayError('unauthorized', { 'www-authenticate': 'Bearer realm="admin"' });
         }
         return;
       }
       case 'ingest': {
         const token = bearer(request);
         if (!token || !options.ingestTokens.some((expected) => sameSecret(token, expected))) {
-          throw new GatewayError('invalidApiKey', { 'www-authenticate': 'Bearer realm="ingest"' });
+          throw new GatewayError('unauthorized', { 'www-authenticate': 'Bearer realm="ingest"' });
         }
         return;
       }

@@ -23,7 +23,8 @@ export function sendGateway(reply: FastifyReply, request: FastifyRequest, error:
     .send({ message: gatewayErrors[error.kind].message, request_id: request.id });
 }
 
-function applicationBody(name: ApplicationErrorName, docsUrl: string, details?: string | null, parameters: FieldIssue[] = []) {
+/** The body of an application error of the catalog; `details` replaces the entry's. */
+export function applicationBody(name: ApplicationErrorName, docsUrl: string, details?: string | null, parameters: FieldIssue[] = []) {
   const entry = applicationErrors[name];
   return { code: entry.code, details: details === undefined ? entry.details : details, parameters, solution: docsUrl };
 }
@@ -33,6 +34,12 @@ const FASTIFY_CODES: Record<string, ApplicationErrorName> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupportedMediaType',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'badRequest',
 };
+
+/** A status's catalog entry, for client errors thrown with a bare status (400 finds `validation`: badRequest's code; the error's message is the details). */
+const APPLICATION_ERROR_BY_STATUS = new Map<number, ApplicationErrorName>();
+for (const [name, entry] of Object.entries(applicationErrors) as [ApplicationErrorName, (typeof applicationErrors)[ApplicationErrorName]][]) {
+  if (!APPLICATION_ERROR_BY_STATUS.has(entry.status)) APPLICATION_ERROR_BY_STATUS.set(entry.status, name);
+}
 
 /** ioredis giving up on a command: Redis is away (the connection closed, or retries ran out). */
 function isRedisUnavailable(error: FastifyError): boolean {
@@ -65,7 +72,8 @@ async function errorsPlugin(app: FastifyInstance, options: ErrorPluginOptions): 
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {
       request.log.info({ err: error }, 'client error');
-      return reply.code(status).type('application/json; charset=utf-8').send({ code: 10000 + status, details: error.message, parameters: [], solution: docsUrl });
+      // A client error the catalog has no entry for is a bad request: no code outside the catalog.
+      return send(reply, APPLICATION_ERROR_BY_STATUS.get(status) ?? 'badRequest', error.message);
     }
     // Never a stack trace or SQL in a body: the details stay in the log, under this request's id.
     request.log.error({ err: error }, 'unhandled error');

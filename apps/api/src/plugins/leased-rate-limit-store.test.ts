@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LeasedRateLimitCounters } from './leased-rate-limit-store';
+import { pause } from '../../../../test/support/wait';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -59,7 +60,7 @@ describe('LeasedRateLimitCounters (against Redis)', () => {
   it('starts a new window when the old one ends', async () => {
     const instance = counters();
     expect(await requests(instance, 'k:window', 5, 3, 200)).toBe(3);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await pause(300); // past the 200 ms window
     expect(await requests(instance, 'k:window', 5, 3, 200)).toBe(3);
   });
 

@@ -35,7 +35,7 @@ async function metricsPlugin(app: FastifyInstance, options: MetricsPluginOptions
     onRequest: async (request) => {
       const token = bearerToken(request);
       if (token === undefined || !tokens.some((expected) => sameSecret(token, expected))) {
-        throw new GatewayError('invalidApiKey', { 'www-authenticate': 'Bearer realm="metrics"' });
+        throw new GatewayError('unauthorized', { 'www-authenticate': 'Bearer realm="metrics"' });
       }
     },
   }, async (_request, reply) => reply.type(metrics.contentType).send(await metrics.render()));

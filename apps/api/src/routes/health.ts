@@ -44,7 +44,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async 
     const token = bearerToken(request);
     if (token === undefined) return false;
     const adminToken = deps.config.adminToken;
-    if (!adminToken || !sameSecret(token, adminToken)) throw new GatewayError('invalidApiKey', { 'www-authenticate': 'Bearer realm="admin"' });
+    if (!adminToken || !sameSecret(token, adminToken)) throw new GatewayError('unauthorized', { 'www-authenticate': 'Bearer realm="admin"' });
     return true;
   };
 

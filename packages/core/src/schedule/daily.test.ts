@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { nextDeliveryAt, periodContaining } from './index';
-import { at, schedule } from './test-support';
+import { periodContaining } from './index';
+import { at, nextDeliveryAt, schedule } from './test-support';
 
 describe('daily', () => {
   const daily = schedule('daily', 'UTC', 9);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { nextDeliveryAt, periodContaining } from './index';
-import { at, schedule } from './test-support';
+import { periodContaining } from './index';
+import { at, nextDeliveryAt, schedule } from './test-support';
 
 describe('zones where the local date differs from the UTC date', () => {
   it('Pacific/Kiritimati (UTC+14) delivers the day before in UTC', () => {

@@ -54,8 +54,3 @@ export function deliveryClock(schedule: Schedule): DeliveryClock {
     lastAtOrBefore: (ms) => lastSlotAtOrBefore(rule, ms),
   };
 }
-
-/** First delivery instant strictly after `after`; throws for instant schedules. */
-export function nextDeliveryAt(schedule: Schedule, after: Date): Date {
-  return new Date(deliveryClock(schedule).nextAfter(toMillis(after, 'after')));
-}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { nextDeliveryAt, periodContaining } from './index';
-import { at, isoOf, periodsDue, schedule } from './test-support';
+import { periodContaining } from './index';
+import { at, isoOf, nextDeliveryAt, periodsDue, schedule } from './test-support';
 
 const HOUR = 3_600_000;
 const lengthInHours = (start: Date, end: Date): number => (end.getTime() - start.getTime()) / HOUR;

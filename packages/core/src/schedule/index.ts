@@ -1,6 +1,5 @@
 export type { Period, Schedule } from './types';
 export { isValidTimeZone } from './time-zone';
 export { normalizeSchedule } from './normalize';
-export { nextDeliveryAt } from './delivery';
 export { periodContaining } from './period';
 export { periodKeys } from './period-key';

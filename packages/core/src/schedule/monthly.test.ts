@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { nextDeliveryAt, periodContaining } from './index';
-import { at, schedule } from './test-support';
+import { periodContaining } from './index';
+import { at, nextDeliveryAt, schedule } from './test-support';
 
 describe('monthly', () => {
   const monthly = schedule('monthly', 'UTC', 9);

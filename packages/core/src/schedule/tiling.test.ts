@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Frequency } from '../scopes';
-import { nextDeliveryAt, periodContaining, type Period } from './index';
-import { at, schedule } from './test-support';
+import { periodContaining, type Period } from './index';
+import { at, nextDeliveryAt, schedule } from './test-support';
 
 const YEAR_START = at('2026-01-01T00:00:00Z');
 const YEAR_END = at('2027-01-01T00:00:00Z');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { nextDeliveryAt, periodContaining } from './index';
-import { at, schedule } from './test-support';
+import { periodContaining } from './index';
+import { at, nextDeliveryAt, schedule } from './test-support';
 
 const when = at('2026-05-10T12:00:00Z');
 
@@ -26,7 +26,7 @@ describe('invalid schedules', () => {
   });
 
   it('throw for an invalid date', () => {
-    expect(() => nextDeliveryAt(schedule('daily', 'UTC', 9), new Date(Number.NaN))).toThrow(/Invalid after/);
+    expect(() => periodContaining(schedule('daily', 'UTC', 9), new Date(Number.NaN))).toThrow(/Invalid at/);
     expect(() => periodContaining(schedule('daily', 'UTC', 9), new Date('nope'))).toThrow(/Invalid at/);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { nextDeliveryAt, periodContaining } from './index';
-import { at, schedule } from './test-support';
+import { periodContaining } from './index';
+import { at, nextDeliveryAt, schedule } from './test-support';
 
 // 2026-05-11 is a Monday, 2026-05-17 a Sunday.
 describe('weekly', () => {

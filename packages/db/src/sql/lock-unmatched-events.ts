@@ -7,7 +7,7 @@ export type UnmatchedEvent = Pick<EventRecord, 'organization_id' | 'id' | 'scope
 /**
  * Reads the events among `pairs` ([organizationId, eventId]) that are not matched yet, oldest
  * first, and locks them for the transaction. Events another transaction holds are skipped
- * (SKIP LOCKED): two matchers that got the same events do not match them twice.
+ * (SKIP LOCKED): two match jobs that got the same events do not match them twice.
  */
 export async function lockUnmatchedEvents(tx: Transaction, pairs: ReadonlyArray<readonly [string, string]>): Promise<UnmatchedEvent[]> {
   const { rows } = await clientOf(tx).query<UnmatchedEvent>(

@@ -12,7 +12,7 @@ export interface CoalescingWindow {
 /**
  * Opens a coalescing window until `until` on every instant rule of `ruleIds` that is quiet at
  * `now` (no window, or one that has ended), and returns every rule's window. The rules' rows
- * are locked in id order for the transaction, so two matchers agree on which match is "first".
+ * are locked in id order for the transaction, so two match jobs agree on which match is "first".
  */
 export async function openCoalescingWindows(tx: Transaction, ruleIds: readonly string[], now: Date, until: Date): Promise<CoalescingWindow[]> {
   const { rows } = await clientOf(tx).query<CoalescingWindow>(

@@ -4,9 +4,10 @@ import type { PipelineContext } from '../context';
 
 /**
  * The deliver stage: a (rule, period)'s pending matches become deliveries, one per member,
- * unique per (rule, member, period key). Two ways in: the deliver job of a digest period
- * (`deliverPeriod`), and `deliverInTransaction` for callers that made the period key themselves
- * in their own transaction (an instant rule's first match, an operator's flush).
+ * unique per (rule, member, period key). Two ways in: the deliver job of a period that fell due
+ * (`deliverPeriod`: a digest period or an instant rule's burst, asked for by the schedule stage),
+ * and `deliverInTransaction` for callers that made a fresh period key in their own transaction
+ * (an instant rule's first match, an operator's flush).
  */
 
 /**

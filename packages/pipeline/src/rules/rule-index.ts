@@ -6,7 +6,7 @@ import { loadEnabledRules, type DatabaseHandle, type EnabledRule } from '@notify
  * How long matching evaluates before it lets the rest of the process run. The cost budget of
  * strategies and the plan's max_rules bound one organization's work per event (about 0.7 ms a
  * rule at worst, so 0.7 s for 1,000 of them); without turns, a job over such rules would hold a
- * matcher's event loop for all of it, and every other organization's jobs (and the job locks'
+ * match process's event loop for all of it, and every other organization's jobs (and the job locks'
  * renewals) would wait behind it.
  */
 const EVALUATION_SLICE_MS = 10;

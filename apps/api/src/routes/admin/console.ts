@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../../deps';
+import { GatewayError } from '../../errors/catalog';
+import { sendGateway } from '../../plugins/errors';
 import { queuesDashboard, QUEUES_PATH } from './queues-dashboard';
 import { redisKeys } from '@notify/queues';
 
@@ -149,7 +151,7 @@ export const adminConsoleRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
   });
 
   app.post('/admin/logout', { config, schema }, async (request, reply) => {
-    if (!fromSameOrigin(request)) return reply.code(403).type('text/plain; charset=utf-8').send('Forbidden');
+    if (!fromSameOrigin(request)) return sendGateway(reply, request, new GatewayError('foreignOrigin'));
     await sessions.close(request, reply);
     return reply.redirect(LOGIN_PATH, 303);
   });
@@ -166,7 +168,7 @@ export const adminConsoleRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
     secured.addHook('onRequest', async (request, reply) => {
       if (await sessions.read(request)) {
         if (!SAFE_METHODS.has(request.method) && !fromSameOrigin(request)) {
-          return reply.code(403).type('application/json; charset=utf-8').send({ message: 'Forbidden', request_id: request.id });
+          return sendGateway(reply, request, new GatewayError('foreignOrigin'));
         }
         return;
       }
@@ -174,7 +176,7 @@ export const adminConsoleRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
       if ((request.method === 'GET' || request.method === 'HEAD') && !api) {
         return reply.redirect(`${LOGIN_PATH}?next=${encodeURIComponent(request.url)}`);
       }
-      return reply.code(401).type('application/json; charset=utf-8').send({ message: 'Unauthorized', request_id: request.id });
+      return sendGateway(reply, request, new GatewayError('unauthorized'));
     });
 
     secured.get(CONSOLE_PATH, { config, schema }, async (_request, reply) => html(reply, 200, CONSOLE_HTML));

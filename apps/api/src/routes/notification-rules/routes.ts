@@ -41,8 +41,8 @@ export const notificationRuleRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }
   app.addSchema(RuleSummarySchema);
   const organizationOf = (principal: { organizationId: string } | null) => principal!.organizationId;
   const listCache = deps.ruleListCache;
-  // After every write: list pages of the organization are stale, and matchers must
-  // reload the rule. Matchers also resynchronise periodically and list pages
+  // After every write: list pages of the organization are stale, and the match stage's rule
+  // index must reload the rule. It also resynchronises periodically and list pages
   // expire, so a lost announcement only delays the change.
   const changed = async (organizationId: string, ruleId: string) => {
     await Promise.all([

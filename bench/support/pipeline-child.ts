@@ -1,4 +1,4 @@
-// The processes `npm run bench:pipeline` measures, each forked by bench/pipeline.ts with
+// The processes `npm run bench:pipeline` measures, each forked by bench/support/processes.ts with
 // BENCH_CHILD_MODE in its environment, talking to the parent over IPC:
 //
 //   process  the real service: startProcess() with the roles and settings the environment
@@ -24,10 +24,7 @@ import type { AddressInfo } from 'node:net';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import nodemailer from 'nodemailer';
-import { SCOPES, type EventDetails } from '@notify/core';
-import { createMailRenderer, messageOptions } from '@notify/mail';
-import { LOCK_DURATION_MS } from '@notify/queues';
-import { startProcess, type RunningProcess } from '../apps/server/src/process';
+import { createMailRenderer, LOCK_DURATION_MS, messageOptions, SCOPES, startProcess, type EventDetails, type RunningProcess } from './notify';
 
 export interface MemoryReport {
   rss: number;

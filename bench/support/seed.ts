@@ -2,7 +2,7 @@
 // per table and chunk, never the API, so 100,000 rules take seconds.
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { SCOPES, SEVERITIES, validateFilters, type Filters, type Frequency, type Scope } from '@notify/core';
+import { SCOPES, SEVERITIES, validateFilters, type Filters, type Frequency, type Scope } from './notify';
 
 export interface OrgSeed {
   id: string;

@@ -1,0 +1,154 @@
+// Part 4 of `npm run bench:pipeline` (bench/pipeline/run.ts): 5,000 rule flushes of 100,000 pending
+// matches → 5,000 e-mails accepted, vs nodemailer's pooled transport sending 5,000 similar
+// messages.
+
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { mulberry32, numberFromEnv, pooled, round } from '../support/common';
+import type { Frequency } from '../support/notify';
+import { ADMIN_TOKEN, newSchema, postJson, processEnv, stopChild } from '../support/pipeline';
+import { Resources, startSink } from '../support/processes';
+import { log, ratioMeasure, seconds, type PartReport } from '../support/report';
+import { digestSchedule, insertEvents, insertMembers, insertOrganizations, insertPendingMatches, insertRules, organizations, randomScope, wireEvent, type MatchSeed, type MemberSeed, type RuleSeed, type WireEvent } from '../support/seed';
+
+const DIGEST_RULES = numberFromEnv('BENCH_DIGEST_RULES', 5000);
+const DIGEST_MATCHES = numberFromEnv('BENCH_DIGEST_MATCHES', 100_000);
+const FLUSH_CONCURRENCY = numberFromEnv('BENCH_FLUSH_CONCURRENCY', 10);
+/** The defaults of SMTP_MAX_CONNECTIONS and MAIL_CONCURRENCY, which the baseline uses too. */
+const SMTP_MAX_CONNECTIONS = 5;
+const MAIL_CONCURRENCY = 10;
+
+export async function run(res: Resources): Promise<PartReport> {
+  const { schema, db } = await newSchema(res);
+  const random = mulberry32(4);
+  const perRule = Math.round(DIGEST_MATCHES / DIGEST_RULES);
+  const orgCount = Math.max(1, Math.round(DIGEST_RULES / 50));
+  const seedStart = performance.now();
+  const orgs = organizations(orgCount, random, 'Digest');
+  const members: MemberSeed[] = [];
+  const rules: RuleSeed[] = [];
+  const events: WireEvent[] = [];
+  const matches: MatchSeed[] = [];
+  const dueAt = new Date(Date.now() + 7 * 24 * 3600 * 1000);
+  for (let k = 0; k < DIGEST_RULES; k++) {
+    const o = k % orgCount;
+    const org = orgs[o]!;
+    const member = { id: randomUUID(), organizationId: org.id, email: `d${k}@digest.bench.example.com` };
+    const frequency: Frequency = random() < 0.6 ? 'daily' : 'weekly';
+    const scope = randomScope(random);
+    const rule: RuleSeed = {
+      id: randomUUID(),
+      organizationId: org.id,
+      name: `Digest ${k}`,
+      scope,
+      strategy: null,
+      frequency,
+      ...digestSchedule(frequency, random),
+      enabled: true,
+      memberIds: [member.id],
+    };
+    members.push(member);
+    rules.push(rule);
+    for (let e = 0; e < perRule; e++) {
+      const event = wireEvent(random, `d-${k}-${e}`, org.id, scope, o);
+      events.push(event);
+      matches.push({ ruleId: rule.id, organizationId: org.id, eventId: event.id, periodKey: 'seeded', dueAt });
+    }
+  }
+  await insertOrganizations(db.pool, orgs);
+  await insertMembers(db.pool, members);
+  await insertRules(db.pool, rules);
+  await insertEvents(db.pool, events, new Date());
+  await insertPendingMatches(db.pool, matches);
+  await db.pool.query('ANALYZE organizations, team_members, notification_rules, notification_rule_members, events, matches');
+  log(`seeded ${rules.length} digest rules (1 member each), ${matches.length} pending matches in ${seconds(performance.now() - seedStart)}`);
+
+  const sink = await startSink();
+  res.onRelease(() => sink.close());
+
+  const raw = async (): Promise<number> => {
+    const child = await res.child('mail-baseline', {
+      BENCH_CHILD_MODE: 'mail',
+      SMTP_URL: sink.url,
+      SMTP_MAX_CONNECTIONS: String(SMTP_MAX_CONNECTIONS),
+      BENCH_MAIL_COUNT: String(rules.length),
+      BENCH_MAIL_CONCURRENCY: String(MAIL_CONCURRENCY),
+      BENCH_MAIL_EVENTS: String(perRule),
+    });
+    try {
+      sink.reset();
+      const accepted = sink.waitFor(rules.length, 300_000);
+      const done = child.next('done', { timeoutMs: 300_000 });
+      const start = performance.now();
+      child.send({ type: 'go' });
+      const end = await accepted;
+      const result = await done;
+      if (result.failed) throw new Error(`the nodemailer baseline failed ${result.failed} messages: ${result.firstError}`);
+      const rate = rules.length / ((end - start) / 1000);
+      log(`raw nodemailer pool: ${round(rate)} e-mails/s (${seconds(end - start)})`);
+      return rate;
+    } finally {
+      await stopChild(res, child);
+    }
+  };
+
+  const before = await raw();
+  const prefix = res.prefix();
+  const server = await res.child('digests-all-roles', processEnv(schema, prefix, { SMTP_URL: sink.url }));
+  const base = `http://127.0.0.1:${server.ready.port}`;
+  sink.reset();
+  const connectionsBefore = sink.connections;
+  const accepted = sink.waitFor(rules.length, 400_000);
+  let flushedMatches = 0;
+  let flushedDeliveries = 0;
+  const start = performance.now();
+  await pooled(rules.length, FLUSH_CONCURRENCY, async (k) => {
+    const { status, json } = await postJson(`${base}/admin/v1/notification-rules/${rules[k]!.id}/flush`, ADMIN_TOKEN, undefined);
+    if (status !== 202) throw new Error(`flush answered ${status}: ${JSON.stringify(json)}`);
+    flushedMatches += json.matches as number;
+    flushedDeliveries += json.deliveries as number;
+  });
+  const flushedAt = performance.now();
+  log(`${rules.length} flushes answered in ${seconds(flushedAt - start)} (${sink.accepted} e-mails accepted by then)`);
+  let timedOut = false;
+  const end = await accepted.catch((error: Error) => {
+    timedOut = true;
+    log(error.message);
+    return performance.now();
+  });
+  const elapsed = end - start;
+  const rate = sink.accepted / (elapsed / 1000);
+  log(`flush → e-mails: ${round(rate)} e-mails/s (${seconds(elapsed)})`);
+  const connections = sink.connections - connectionsBefore;
+  await stopChild(res, server);
+  const { rows: statuses } = await db.pool.query<{ status: string; n: number }>('SELECT status::text, count(*)::int AS n FROM deliveries GROUP BY 1');
+  const { rows: left } = await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM matches WHERE status = 'pending'`);
+
+  const after = await raw();
+  const created = statuses.reduce((sum, row) => sum + row.n, 0);
+  const sent = statuses.find((row) => row.status === 'sent')?.n ?? 0;
+  // A flush answers with the deliveries its own deliverPeriod made; when the scheduler's digest job for the
+  // flushed period (due now) gets there first, the e-mail still goes once but the answer says 0.
+  const ok = !timedOut && flushedMatches === matches.length && created === rules.length && sent === rules.length && left[0]!.n === 0;
+  if (!ok) log(`CHECK FAILED: flushed ${flushedMatches} matches, ${created} deliveries (${sent} sent); ${left[0]!.n} matches still pending`);
+  if (flushedDeliveries !== created) log(`note: the flush answers counted ${flushedDeliveries} deliveries, the database has ${created} (the scheduler made the others)`);
+  return {
+    measures: { digests: ratioMeasure('digests (flush → accept)', 'e-mails/s', rate, [before, after], 0.8, ok) },
+    details: {
+      rules: rules.length,
+      matches: matches.length,
+      events_per_email: perRule,
+      flush_concurrency: FLUSH_CONCURRENCY,
+      flush_seconds: round((flushedAt - start) / 1000, 3),
+      seconds: round(elapsed / 1000, 3),
+      flushed_matches: flushedMatches,
+      deliveries_created: created,
+      deliveries_in_flush_answers: flushedDeliveries,
+      deliveries_by_status: Object.fromEntries(statuses.map((row) => [row.status, row.n])),
+      pending_matches_after: left[0]!.n,
+      smtp_connections_opened: connections,
+      server: `child process, all roles, defaults: MAIL_CONCURRENCY ${MAIL_CONCURRENCY}, SMTP_MAX_CONNECTIONS ${SMTP_MAX_CONNECTIONS}, DATABASE_POOL_SIZE 10; flushes over HTTP (POST /admin/v1/notification-rules/{id}/flush), ${FLUSH_CONCURRENCY} at a time`,
+      baseline: `nodemailer pooled transport in a child process (maxConnections ${SMTP_MAX_CONNECTIONS}, other options as @notify/mail's), ${rules.length} copies of one digest of ${perRule} events rendered once by the real renderer, ${MAIL_CONCURRENCY} in flight, from "go" to the last accept`,
+    },
+  };
+}

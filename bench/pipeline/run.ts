@@ -1,0 +1,128 @@
+// `npm run bench:pipeline`: the delivery pipeline against real Redis, PostgreSQL and an SMTP
+// sink on this machine, each measure beside a raw baseline taken in the same run (before and
+// after it; the mean is the baseline), because the machine is shared and absolute figures drift.
+//
+//   1. ingest      accepted events/s over HTTP, batches of 1,000 (server: api role only)
+//                  vs BullMQ addBulk of the same events as one job each
+//   2. matching    events/s through the matcher role with 100,000 rules loaded (2,000
+//                  organizations × 50), and the matcher's RSS with them
+//                  vs a no-op BullMQ worker draining one job per event (same queues, concurrency)
+//   3. instant     202 of the ingest request → SMTP accept, at 200 single-event requests/s,
+//                  every event the first match of its own instant rule (server: all roles)
+//   4. digests     5,000 rule flushes of 100,000 pending matches → 5,000 e-mails accepted
+//                  vs nodemailer's pooled transport sending 5,000 similar messages
+//
+// Every part has its own schema bench_<hex> and queue prefixes bench-<hex>; they, the child
+// processes (bench/support/pipeline-child.ts) and the sink are removed whether the part passes or
+// fails. Figures go to bench/results/pipeline.json and to stdout.
+//
+// One file per part in bench/pipeline/, the helpers they share in bench/support/. Run some parts
+// only with `npm run bench:pipeline -- matching` (or `-- ingest,instant`, or BENCH_PARTS).
+//
+// Environment (all optional): BENCH_PARTS (ingest,matching,instant,digests), BENCH_CPU_PROF=<dir>
+// (children run with --cpu-prof), BENCH_LOG_LEVEL (children's LOG_LEVEL, default warn),
+// BENCH_STRICT=1 (exit 1 when a target is missed), and the sizes at the top of each part.
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
+import { root, round } from '../support/common';
+import { Resources } from '../support/processes';
+import { log, printTable, seconds, type Measure, type PartReport } from '../support/report';
+import * as digests from './digests';
+import * as ingest from './ingest';
+import * as instant from './instant';
+import * as matching from './matching';
+
+const RESULTS_FILE = join(root, 'bench', 'results', 'pipeline.json');
+
+const PARTS = {
+  ingest: { title: '1. ingest', run: ingest.run },
+  matching: { title: '2. matching', run: matching.run },
+  instant: { title: '3. instant latency', run: instant.run },
+  digests: { title: '4. digests', run: digests.run },
+} as const;
+type PartName = keyof typeof PARTS;
+
+async function main(): Promise<number> {
+  const wanted = (process.argv.slice(2).join(',') || process.env.BENCH_PARTS || Object.keys(PARTS).join(','))
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean) as PartName[];
+  for (const part of wanted) if (!(part in PARTS)) throw new Error(`unknown part ${part}; the parts are ${Object.keys(PARTS).join(',')}`);
+  const loadBefore = os.loadavg();
+  const startedAt = performance.now();
+  const all = new Set<Resources>();
+  let interrupted = false;
+  const onSignal = (signal: string) => {
+    if (interrupted) return;
+    interrupted = true;
+    console.error(`\n${signal}: cleaning up`);
+    void Promise.allSettled([...all].map((res) => res.release())).then(() => process.exit(130));
+  };
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+
+  console.log(`bench:pipeline — ${wanted.join(', ')} (${os.cpus().length} CPUs, load ${loadBefore.map((value) => round(value, 2)).join(' ')})`);
+  const reports: Record<string, PartReport | { error: string }> = {};
+  const measures: Measure[] = [];
+  for (const name of wanted) {
+    const part = PARTS[name];
+    console.log(`\n${part.title}`);
+    const res = new Resources();
+    all.add(res);
+    const partStart = performance.now();
+    try {
+      const report = await part.run(res);
+      reports[name] = { ...report, details: { ...report.details, part_seconds: round((performance.now() - partStart) / 1000, 1) } };
+      measures.push(...Object.values(report.measures));
+    } catch (error) {
+      console.error(`  ${name} failed:`, error);
+      reports[name] = { error: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+    } finally {
+      await res.release();
+      all.delete(res);
+    }
+    log(`(${seconds(performance.now() - partStart)}, cleaned up)`);
+  }
+
+  const failed = Object.values(reports).some((report) => 'error' in report);
+  const allPass = !failed && measures.every((m) => m.pass || m.target === '(reported)');
+  const cpus = os.cpus();
+  const output = {
+    date: new Date().toISOString(),
+    machine: {
+      cpus: cpus.length,
+      cpu_model: cpus[0]?.model ?? null,
+      memory_gb: round(os.totalmem() / 1024 ** 3, 1),
+      node: process.version,
+      platform: `${os.platform()} ${os.release()}`,
+      load_average_before: loadBefore.map((value) => round(value, 2)),
+      load_average_after: os.loadavg().map((value) => round(value, 2)),
+      note: 'shared machine: compare ratios, which pair each measure with a baseline taken before and after it in the same run',
+    },
+    total_seconds: round((performance.now() - startedAt) / 1000, 1),
+    parts: wanted,
+    measures: Object.fromEntries(Object.values(reports).flatMap((report) => ('measures' in report ? Object.entries(report.measures) : []))),
+    details: Object.fromEntries(Object.entries(reports).map(([name, report]) => [name, 'details' in report ? report.details : report])),
+    pass: allPass,
+  };
+  await mkdir(dirname(RESULTS_FILE), { recursive: true });
+  await writeFile(RESULTS_FILE, `${JSON.stringify(output, (_key, value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? null : value), 2)}\n`);
+
+  printTable(measures);
+  console.log(`\n${failed ? 'a part failed' : allPass ? 'all targets met' : 'some targets missed'}; ${seconds(performance.now() - startedAt)} in all; written to ${RESULTS_FILE}`);
+  if (failed) return 1;
+  return allPass || process.env.BENCH_STRICT !== '1' ? 0 : 1;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      console.error('bench:pipeline failed:', error);
+      process.exit(1);
+    },
+  );
+}

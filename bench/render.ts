@@ -1,0 +1,87 @@
+// `npm run bench:render`: how fast the compiled MJML templates are filled, the point of compiling
+// them once at start. It compiles both templates, then renders a one-event alert 20,000 times and
+// a 20-event digest 2,000 times (each after 500 warm-up renders) and reports renders per second of
+// CPU time (what this process itself spent, so it stays meaningful on a busy, shared machine) and
+// of wall time. Figures go to bench/results/render.json and to stdout; there is no target.
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
+import { root, round } from './support/common';
+import { createMailRenderer, makeContent, makeEvent, type MailContent } from './support/notify';
+
+const RESULTS_FILE = join(root, 'bench', 'results', 'render.json');
+
+interface Rate {
+  renders: number;
+  per_cpu_second: number;
+  per_wall_second: number;
+  /** Bytes of HTML and text of one render, so a template change that shrinks the mail shows. */
+  bytes_per_render: number;
+}
+
+async function main(): Promise<void> {
+  const loadBefore = os.loadavg();
+  const compileStart = performance.now();
+  const renderer = await createMailRenderer();
+  const compileMs = performance.now() - compileStart;
+
+  const alert = makeContent({ events: [makeEvent({ summary: 'RDP exposed', url: 'https://app.example.com/f/1' })] });
+  const digest = makeContent({
+    kind: 'digest',
+    frequency: 'daily',
+    events: Array.from({ length: 20 }, (_, i) => makeEvent({ asset: `h${i % 4}.example.com`, severity: i % 3 ? 'high' : 'low' })),
+  });
+
+  const measure = (content: MailContent, count: number): Rate => {
+    for (let i = 0; i < 500; i += 1) renderer.render(content);
+    const cpuStart = process.cpuUsage();
+    const wallStart = performance.now();
+    let bytes = 0;
+    for (let i = 0; i < count; i += 1) {
+      const mail = renderer.render(content);
+      bytes += mail.html.length + mail.text.length;
+    }
+    const wallMs = performance.now() - wallStart;
+    const cpu = process.cpuUsage(cpuStart);
+    const cpuMs = (cpu.user + cpu.system) / 1000;
+    if (bytes === 0) throw new Error('the renderer produced empty mails');
+    return {
+      renders: count,
+      per_cpu_second: Math.round(count / (cpuMs / 1000)),
+      per_wall_second: Math.round(count / (wallMs / 1000)),
+      bytes_per_render: Math.round(bytes / count),
+    };
+  };
+  const alertRate = measure(alert, 20_000);
+  const digestRate = measure(digest, 2_000);
+
+  const cpus = os.cpus();
+  const output = {
+    date: new Date().toISOString(),
+    machine: {
+      cpus: cpus.length,
+      cpu_model: cpus[0]?.model ?? null,
+      node: process.version,
+      platform: `${os.platform()} ${os.release()}`,
+      load_average_before: loadBefore.map((value) => round(value, 2)),
+      load_average_after: os.loadavg().map((value) => round(value, 2)),
+    },
+    compile_ms: round(compileMs, 1),
+    alert_1_event: alertRate,
+    digest_20_events: digestRate,
+  };
+  await mkdir(dirname(RESULTS_FILE), { recursive: true });
+  await writeFile(RESULTS_FILE, `${JSON.stringify(output, null, 2)}\n`);
+  const line = (rate: Rate) => `${rate.per_cpu_second}/s CPU time (${rate.per_wall_second}/s wall)`;
+  console.log(`mail: compiled both templates in ${compileMs.toFixed(0)} ms; 1-event alert ${line(alertRate)}; 20-event digest ${line(digestRate)}`);
+  console.log(`written to ${RESULTS_FILE}`);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((error: unknown) => {
+    console.error('bench:render failed:', error);
+    process.exit(1);
+  });
+}

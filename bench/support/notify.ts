@@ -1,0 +1,13 @@
+// The one file of bench/ that imports the service's own code: when a package or a pipeline
+// stage is renamed, the benchmarks follow by changing this file alone.
+export { loadConfig } from '@notify/config';
+export { FREQUENCIES, parseRuleListQuery, SCOPES, SEVERITIES, validateFilters, type EventDetails, type Filters, type Frequency, type Scope } from '@notify/core';
+export { createDatabase, listRules, migrate, quoteIdent, type Database } from '@notify/db';
+export { createMailRenderer, messageOptions, type MailContent } from '@notify/mail';
+export { createLogger } from '@notify/observability';
+export { matchQueueName, jobPolicies, LOCK_DURATION_MS, Queues } from '@notify/queues';
+export { buildApp } from '../../apps/api/src/app';
+export { closeDeps, createDeps } from '../../apps/api/src/deps';
+export { startProcess, type RunningProcess } from '../../apps/server/src/process';
+// The mail package's test fixtures (not part of its front door): sample alert and digest content.
+export { makeContent, makeEvent } from '../../packages/mail/src/testing/fixtures';

@@ -1,0 +1,61 @@
+// What the parts of `npm run bench:pipeline` share: the service's settings they start it with,
+// a fresh migrated schema, Redis connections and children they release, and a JSON POST.
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { DATABASE_URL, REDIS_URL } from './common';
+import { createDatabase, migrate, type Database } from './notify';
+import type { Child, Resources } from './processes';
+
+export const INGEST_TOKEN = randomBytes(24).toString('hex');
+export const ADMIN_TOKEN = randomBytes(24).toString('hex');
+export const MAIL_FROM = 'Security Alerts <alerts@notify.bench>';
+
+export function processEnv(schema: string, prefix: string, extra: Record<string, string>): Record<string, string> {
+  return {
+    BENCH_CHILD_MODE: 'process',
+    DATABASE_URL,
+    DATABASE_SCHEMA: schema,
+    REDIS_URL,
+    QUEUE_PREFIX: prefix,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    INGEST_TOKEN,
+    ADMIN_TOKEN,
+    MAIL_FROM,
+    SMTP_URL: '',
+    ...extra,
+  };
+}
+
+export async function newSchema(res: Resources, poolSize = 4): Promise<{ schema: string; db: Database }> {
+  const schema = res.schema();
+  await migrate({ url: DATABASE_URL, schema });
+  const db = createDatabase({ url: DATABASE_URL, schema, poolSize });
+  res.onRelease(() => db.close());
+  return { schema, db };
+}
+
+export function newRedis(res: Resources, name: string): Redis {
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null, connectionName: name });
+  res.onRelease(async () => redis.disconnect());
+  return redis;
+}
+
+export async function stopChild(res: Resources, child: Child): Promise<void> {
+  await child.stop();
+  res.children.delete(child);
+}
+
+export async function postJson(url: string, token: string, body: string | undefined): Promise<{ status: number; json: Record<string, unknown> }> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body,
+  });
+  const text = await response.text();
+  try {
+    return { status: response.status, json: JSON.parse(text) as Record<string, unknown> };
+  } catch {
+    return { status: response.status, json: { body: text.slice(0, 500) } };
+  }
+}

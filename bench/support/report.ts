@@ -1,0 +1,60 @@
+// The figures of `npm run bench:pipeline`: one Measure per figure, beside its baseline or its
+// absolute target, and the table printed at the end.
+import { round } from './common';
+
+export interface Measure {
+  label: string;
+  unit: string;
+  value: number;
+  /** Mean of the raw baseline runs, null where the target is absolute. */
+  baseline: number | null;
+  baseline_runs: number[];
+  ratio: number | null;
+  target: string;
+  pass: boolean;
+}
+
+export interface PartReport {
+  measures: Record<string, Measure>;
+  details: Record<string, unknown>;
+}
+
+export function ratioMeasure(label: string, unit: string, value: number, runs: number[], minRatio: number, ok = true): Measure {
+  const baseline = runs.reduce((a, b) => a + b, 0) / runs.length;
+  const ratio = value / baseline;
+  return {
+    label,
+    unit,
+    value: round(value, 1),
+    baseline: round(baseline, 1),
+    baseline_runs: runs.map((run) => round(run, 1)),
+    ratio: round(ratio, 3),
+    target: `>= ${minRatio}x baseline`,
+    pass: ok && ratio >= minRatio,
+  };
+}
+
+export function limitMeasure(label: string, unit: string, value: number, max: number, ok = true): Measure {
+  return { label, unit, value: round(value, 1), baseline: null, baseline_runs: [], ratio: null, target: `<= ${max} ${unit}`, pass: ok && value <= max };
+}
+
+export const log = (message: string) => console.log(`  ${message}`);
+export const seconds = (ms: number) => `${round(ms / 1000, 2)} s`;
+
+export function printTable(measures: Measure[]): void {
+  const header = ['measure', 'value', 'unit', 'baseline', 'ratio', 'target', 'result'];
+  const lines = measures.map((m) => [
+    m.label,
+    String(m.value),
+    m.unit,
+    m.baseline === null ? '' : String(m.baseline),
+    m.ratio === null ? '' : m.ratio.toFixed(2),
+    m.target,
+    m.target === '(reported)' ? '' : m.pass ? 'PASS' : 'FAIL',
+  ]);
+  const widths = header.map((_, i) => Math.max(header[i]!.length, ...lines.map((line) => line[i]!.length)));
+  const numeric = new Set([1, 3, 4]);
+  const format = (cells: string[]) => cells.map((cell, i) => (numeric.has(i) ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ');
+  console.log(`\n${format(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`);
+  for (const line of lines) console.log(format(line));
+}

@@ -7,7 +7,7 @@ const FRONT_DOORS = [
 ];
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/generated/**', 'bench/results/**', 'outbox/**'] },
+  { ignores: ['**/node_modules/**', '**/dist/**', '**/generated/**', 'bench/results/**', 'outbox/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,6 +1,13 @@
 import { defineConfig } from 'vitest/config';
 
+// Workspace packages export src/*.ts under the `@notify/source` condition and dist/*.js otherwise
+// (package.json `exports`): tests run the sources, never a stale build. Vite replaces its default
+// conditions with the ones given, so they are repeated (Vite's defaultServerConditions).
+const conditions = ['@notify/source', 'module', 'node', 'development|production'];
+
 export default defineConfig({
+  resolve: { conditions },
+  ssr: { resolve: { conditions } },
   test: {
     include: ['apps/*/src/**/*.test.ts', 'packages/*/src/**/*.test.ts', 'test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],

@@ -55,7 +55,7 @@ export async function startServer(schema: string, adminToken: string): Promise<S
   const cpuProf = process.env.BENCH_CPU_PROF;
   const child = fork(join(root, 'bench', 'api-server.ts'), [], {
     cwd: root,
-    execArgv: ['--import', 'tsx', '--no-deprecation', ...(cpuProf ? ['--cpu-prof', '--cpu-prof-dir', cpuProf] : [])],
+    execArgv: ['--import', 'tsx', '--conditions=@notify/source', '--no-deprecation', ...(cpuProf ? ['--cpu-prof', '--cpu-prof-dir', cpuProf] : [])],
     env: { ...process.env, BENCH_SCHEMA: schema, BENCH_ADMIN_TOKEN: adminToken, DATABASE_URL, REDIS_URL },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

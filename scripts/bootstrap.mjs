@@ -35,7 +35,10 @@ if (!process.argv.includes('--generate-only') && (stamp.lock !== lockHash || !ex
   // A fresh clone gets exactly the lockfile; an existing tree is updated in place
   // (npm ci would delete node_modules under whatever else is running from it).
   const fresh = !existsSync(join(root, 'node_modules')) && existsSync(join(root, 'package-lock.json'));
-  run('npm', fresh ? ['ci', '--no-audit', '--no-fund'] : ['install', '--no-audit', '--no-fund']);
+  // devDependencies too, even under NODE_ENV=production (where npm would leave them out): the
+  // Prisma client is generated and the build compiled by them. The built server needs none of them.
+  const args = ['--include=dev', '--no-audit', '--no-fund'];
+  run('npm', fresh ? ['ci', ...args] : ['install', ...args]);
   stamp.lock = lockHash;
   stamp.schema = undefined;
 }

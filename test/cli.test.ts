@@ -430,7 +430,7 @@ describe('operator CLI end to end', () => {
   it('runs as a process against the configured database schema', { timeout: 60_000 }, async () => {
     const marker = await run<OrgJson>(['org', 'create'], { name: `Spawned ${Date.now()}` });
     const expected = await run<OrgJson[]>(['org', 'list']);
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'apps/cli/src/main.ts', 'org', 'list'], {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--conditions=@notify/source', 'apps/cli/src/main.ts', 'org', 'list'], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL, DATABASE_SCHEMA: db.schema, REDIS_URL },
       timeout: 50_000,

@@ -1,6 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { applicationErrors, gatewayErrors } from '../../apps/api/src/errors/catalog';
-import { startTestApp, type TestApp } from '../support/app';
+import { ADMIN_TOKEN, INGEST_TOKEN, startTestApp, type TestApp } from '../support/app';
+
+type Doc = { openapi: string; info: { title: string; description: string }; paths: Record<string, Record<string, { tags?: string[]; security?: unknown[] }>>; components: { securitySchemes: Record<string, unknown>; schemas: Record<string, unknown> } };
+
+/** Valid against the OpenAPI 3.1 JSON schema, and every $ref inside it resolves. */
+async function expectValidOpenApi31(doc: unknown): Promise<void> {
+  const validator = new Validator();
+  const result = await validator.validate(doc as Record<string, unknown>);
+  expect(result.errors, 'OpenAPI schema errors').toBeUndefined();
+  expect(result.valid).toBe(true);
+  expect(validator.version).toBe('3.1');
+  expect(() => validator.resolveRefs()).not.toThrow();
+}
 
 describe('OpenAPI document and docs page', () => {
   let t: TestApp;
@@ -26,8 +39,75 @@ describe('OpenAPI document and docs page', () => {
     const strategy = rules.post.requestBody.content['application/json'].schema.properties.strategy;
     expect(strategy.properties.must.type).toBe('array');
     expect(JSON.stringify(doc)).not.toContain('x-filters');
-    // Admin and bench routes are documented as operator routes; no test or internal route leaks in.
-    expect(doc.paths['/admin/v1/organizations/{org_id}/api-keys/{key_id}'].delete).toBeDefined();
+    // The customers' API and the scanners' ingest; not the operator API, not the probes.
+    expect(Object.keys(doc.paths).filter((path) => !/^\/v1\/(platform|easm|lookup|ingest)\//.test(path))).toEqual([]);
+    expect(doc.paths['/v1/ingest/events'].post.security).toEqual([{ ingest: [] }]);
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['apikey', 'ingest']);
+    expect(/\/admin\/v1|ADMIN_TOKEN/.test(JSON.stringify(doc))).toBe(false);
+  });
+
+  it('is a valid OpenAPI 3.1 document, and so is the operator one', async () => {
+    await expectValidOpenApi31((await t.app.inject({ method: 'GET', url: '/openapi.json' })).json());
+    await expectValidOpenApi31((await t.admin('GET', '/admin/openapi.json')).json());
+  });
+
+  it('documents the operator API in a document of its own, behind the admin token', async () => {
+    const response = await t.admin('GET', '/admin/openapi.json');
+    expect(response.statusCode).toBe(200);
+    const doc = response.json() as Doc;
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.title).toMatch(/operator/i);
+    expect(doc.paths['/admin/v1/organizations/{org_id}/api-keys/{key_id}']!.delete).toBeDefined();
+    expect(doc.paths['/admin/v1/deliveries/{delivery_id}/retry']!.post!.security).toEqual([{ admin: [] }]);
+    expect(Object.keys(doc.components.securitySchemes)).toEqual(['admin']);
+    // Every documented route is in exactly one of the two documents (the probes in neither).
+    const whole = t.app.swagger() as unknown as Doc;
+    const publicPaths = Object.keys(((await t.app.inject({ method: 'GET', url: '/openapi.json' })).json() as Doc).paths);
+    const adminPaths = Object.keys(doc.paths);
+    expect(adminPaths.length).toBeGreaterThanOrEqual(10);
+    expect(adminPaths.every((path) => path.startsWith('/admin/v1/'))).toBe(true);
+    expect([...publicPaths, ...adminPaths, '/health/live', '/health/ready'].sort()).toEqual(Object.keys(whole.paths).sort());
+    // Only what the operator API uses: no customer schema rides along.
+    expect(JSON.stringify(doc).includes('"apikey"')).toBe(false);
+    expect(Object.keys(doc.components.schemas).length).toBeLessThan(Object.keys(whole.components.schemas).length);
+
+    for (const headers of [{}, { authorization: 'Bearer wrong-token' }, { authorization: `Bearer ${INGEST_TOKEN}` }, { apikey: ADMIN_TOKEN }]) {
+      const refused = await t.app.inject({ method: 'GET', url: '/admin/openapi.json', headers });
+      expect(refused.statusCode, JSON.stringify(headers)).toBe(401);
+      expect(refused.headers['www-authenticate']).toBe('Bearer realm="admin"');
+      expect(refused.body).not.toContain('/admin/v1/');
+    }
+  });
+
+  it('serves the operator docs page at /admin/docs to a console session or the admin token; a browser without one goes to the login', async () => {
+    const anonymous = await t.app.inject({ method: 'GET', url: '/admin/docs' });
+    expect(anonymous.statusCode).toBe(302);
+    expect(anonymous.headers.location).toBe('/admin/login?next=%2Fadmin%2Fdocs');
+    expect((await t.app.inject({ method: 'GET', url: '/admin/docs/json' })).statusCode).toBe(401);
+
+    const login = await t.app.inject({
+      method: 'POST',
+      url: '/admin/login',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `token=${encodeURIComponent(ADMIN_TOKEN)}&next=%2Fadmin%2Fdocs`,
+    });
+    expect(login.statusCode).toBe(303);
+    const cookie = String(login.headers['set-cookie']).split(';')[0]!;
+    const page = await t.app.inject({ method: 'GET', url: '/admin/docs', headers: { cookie } });
+    const html = page.statusCode === 302 ? await t.app.inject({ method: 'GET', url: page.headers.location as string, headers: { cookie } }) : page;
+    expect(html.statusCode).toBe(200);
+    expect(html.headers['content-type']).toContain('text/html');
+    // What the page loads: the operator document, with the cookie alone.
+    const json = await t.app.inject({ method: 'GET', url: '/admin/docs/json', headers: { cookie } });
+    expect(json.statusCode).toBe(200);
+    expect(json.json()).toEqual((await t.admin('GET', '/admin/openapi.json')).json());
+    expect((await t.app.inject({ method: 'GET', url: '/admin/openapi.json', headers: { cookie } })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'GET', url: '/admin/docs/json', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).statusCode).toBe(200);
+
+    // The public page's document is the public one.
+    const publicJson = (await t.app.inject({ method: 'GET', url: '/docs/json' })).json() as Doc;
+    expect(publicJson).toEqual((await t.app.inject({ method: 'GET', url: '/openapi.json' })).json());
+    expect(Object.keys(publicJson.paths).some((path) => path.startsWith('/admin'))).toBe(false);
   });
 
   it('documents every error of the catalog', async () => {

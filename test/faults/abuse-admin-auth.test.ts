@@ -12,7 +12,7 @@ import { expectGatewayError, fill, routeTable, type RouteEntry } from './abuse-s
 
 const METRICS_TOKEN = 'test-metrics-token-abuse-4242';
 
-type Guard = 'admin' | 'metrics' | 'session' | 'apikey' | 'ingest' | 'public';
+type Guard = 'admin' | 'metrics' | 'session' | 'operator-docs' | 'apikey' | 'ingest' | 'public';
 
 /** Who may call a route, by its path (README: Operating it; decisions §2, §5). */
 function guardOf(route: RouteEntry): Guard | undefined {
@@ -20,6 +20,7 @@ function guardOf(route: RouteEntry): Guard | undefined {
   if (url.startsWith('/admin/v1/')) return 'admin';
   if (url === '/metrics') return 'metrics';
   if (url === '/admin/console' || url.startsWith('/admin/console/') || url.startsWith('/admin/queues')) return 'session';
+  if (url === '/admin/openapi.json' || url === '/admin/docs' || url.startsWith('/admin/docs/')) return 'operator-docs';
   if (/^\/v1\/(platform|easm|lookup)\//.test(url)) return 'apikey';
   if (url.startsWith('/v1/ingest/')) return 'ingest';
   if (['/admin', '/admin/login', '/admin/logout', '/admin/assets/console.css', '/openapi.json', '/health/live', '/health/ready'].includes(url) || url.startsWith('/docs')) return 'public';
@@ -127,6 +128,27 @@ describe('operator routes refuse every credential but their own (faults)', () =>
         }
       }
     }
+  });
+
+  it('the operator API document and its page (admin token or session): pages send a browser without a token to the login, the rest is a 401', async () => {
+    const docs = routes.filter((r) => guardOf(r) === 'operator-docs');
+    expect(docs.map((r) => r.url)).toEqual(expect.arrayContaining(['/admin/openapi.json', '/admin/docs', '/admin/docs/json']));
+    for (const route of docs) {
+      for (const [label, headers, query] of intruders()) {
+        const response = await send(route, headers, query);
+        const context = `${route.method} ${route.url} with ${label}`;
+        const presentsBearer = /^Bearer\s+\S/i.test(headers.authorization ?? '');
+        const page = route.method === 'GET' && route.url.startsWith('/admin/docs') && !/\/(json|yaml)$/.test(route.url);
+        if (page && !presentsBearer) {
+          expect(response.statusCode, context).toBe(302);
+          expect(String(response.headers.location), context).toMatch(/^\/admin\/login\?next=/);
+        } else {
+          expectGatewayError(response, 401, 'Unauthorized', context);
+          expect(response.headers['www-authenticate'], context).toBe('Bearer realm="admin"');
+        }
+      }
+    }
+    expect((await send(docs.find((r) => r.url === '/admin/openapi.json')!, { authorization: `Bearer ${ADMIN_TOKEN}` })).statusCode).toBe(200);
   });
 
   it('customer routes refuse operator and scanner tokens: only the apikey header counts', async () => {

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { FREQUENCIES, SCOPES } from '@notify/core';
+import { MAIL_FAILURE_SERIES } from '@notify/observability';
 import { allQueueNames } from '@notify/queues';
 import { ADMIN_TOKEN } from '../support/app';
 import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
@@ -39,6 +41,31 @@ describe('/metrics after deliveries end to end', () => {
     );
   }
 
+  // First, while the process has sent nothing: alerts on rate() and absent() need the series to exist.
+  it('shows every series operators alert on at 0 before the first event', async () => {
+    const samples = await scrape();
+    for (const scope of SCOPES) {
+      expect(valueOf(samples, 'notify_events_ingested_total', { scope }), scope).toBe(0);
+      expect(valueOf(samples, 'notify_events_duplicate_total', { scope }), scope).toBe(0);
+      for (const frequency of FREQUENCIES) expect(valueOf(samples, 'notify_matches_total', { scope, frequency }), `${scope} ${frequency}`).toBe(0);
+    }
+    expect(samplesOf(samples, 'notify_events_ingested_total')).toHaveLength(21);
+    expect(samplesOf(samples, 'notify_matches_total')).toHaveLength(21 * 5);
+    for (const frequency of FREQUENCIES) {
+      expect(valueOf(samples, 'notify_emails_sent_total', { frequency }), frequency).toBe(0);
+      expect(valueOf(samples, 'notify_delivery_latency_seconds_count', { frequency }), frequency).toBe(0);
+      expect(valueOf(samples, 'notify_delivery_latency_seconds_sum', { frequency }), frequency).toBe(0);
+      expect(valueOf(samples, 'notify_delivery_latency_seconds_bucket', { frequency, le: '+Inf' }), frequency).toBe(0);
+      expect(valueOf(samples, 'notify_delivery_latency_seconds_bucket', { frequency, le: '60' }), frequency).toBe(0);
+    }
+    // Every (reason, final) pair the mailer reports, and no other.
+    const failed = samplesOf(samples, 'notify_emails_failed_total');
+    expect(failed.map((sample) => `${sample.labels.reason}/${sample.labels.final}=${sample.value}`).sort()).toEqual(
+      ['cancelled/true=0', 'permanent/true=0', 'transient/false=0', 'transient/true=0', 'unavailable/false=0'],
+    );
+    expect(MAIL_FAILURE_SERIES).toHaveLength(5);
+  });
+
   it('counts ingested events, matches and e-mails sent with their labels, and times the delivery', async () => {
     const org = await p.createOrg();
     const member = org.members[0]!;
@@ -59,9 +86,9 @@ describe('/metrics after deliveries end to end', () => {
     expect(valueOf(samples, 'notify_events_ingested_total', { scope: 'asset_dns_changed' })).toBe(1);
     expect(valueOf(samples, 'notify_events_duplicate_total', { scope: 'new_open_port_detected' })).toBe(1);
     expect(valueOf(samples, 'notify_matches_total', { scope: 'new_open_port_detected', frequency: 'instant' })).toBe(1);
-    expect(samplesOf(samples, 'notify_matches_total', { scope: 'asset_dns_changed' })).toEqual([]);
+    expect(samplesOf(samples, 'notify_matches_total', { scope: 'asset_dns_changed' }).map((sample) => sample.value)).toEqual([0, 0, 0, 0, 0]);
     expect(valueOf(samples, 'notify_emails_sent_total', { frequency: 'instant' })).toBe(1);
-    expect(samplesOf(samples, 'notify_emails_failed_total')).toEqual([]);
+    expect(samplesOf(samples, 'notify_emails_failed_total').map((sample) => sample.value)).toEqual([0, 0, 0, 0, 0]);
 
     // One latency sample, from the event's arrival to the SMTP accept: more than nothing, less than the test took.
     expect(valueOf(samples, 'notify_delivery_latency_seconds_count', { frequency: 'instant' })).toBe(1);

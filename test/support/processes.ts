@@ -20,12 +20,18 @@ export interface ServerProcess {
   stop(): Promise<number | null>;
 }
 
+/** How the server runs: its TypeScript sources through tsx (`npm start`), or the build (`NODE_ENV=production npm start`). */
+const ENTRIES = {
+  source: ['--import', 'tsx', '--conditions=@notify/source', 'apps/server/src/main.ts'],
+  build: ['--enable-source-maps', 'apps/server/dist/main.js'],
+} as const;
+
 /**
  * `npm start` as production runs it: the real entry point in a process of its own, logging JSON to
- * stdout. Resolves once it logs `started` (all its roles are up).
+ * stdout. Resolves once it logs `started` (all its roles are up). `entry: 'build'` needs `npm run build` first.
  */
-export async function spawnServer(env: Record<string, string>, options: { startTimeoutMs?: number } = {}): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/main.ts'], {
+export async function spawnServer(env: Record<string, string>, options: { startTimeoutMs?: number; entry?: keyof typeof ENTRIES } = {}): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [...ENTRIES[options.entry ?? 'source']], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', HOST: '127.0.0.1', PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,8 +1,21 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { FREQUENCIES, SCOPES } from '@notify/core';
 
 /** Why an e-mail attempt did not end in an SMTP accept. */
 /** `unavailable`: the SMTP server could not be reached; the send role pauses and the e-mail waits. */
 export type MailFailureReason = 'transient' | 'permanent' | 'unavailable' | 'cancelled';
+
+/**
+ * The (reason, final) pairs the mailer reports: a permanent refusal and a cancellation are always
+ * final, an unreachable server never (the e-mail waits without spending a try).
+ */
+export const MAIL_FAILURE_SERIES: ReadonlyArray<{ reason: MailFailureReason; final: boolean }> = [
+  { reason: 'transient', final: false },
+  { reason: 'transient', final: true },
+  { reason: 'permanent', final: true },
+  { reason: 'unavailable', final: false },
+  { reason: 'cancelled', final: true },
+];
 
 /** What a queue depth is read from: a BullMQ Queue fits. */
 export interface QueueCountsSource {
@@ -108,6 +121,20 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     buckets: LATENCY_BUCKETS,
     registers,
   });
+  // Every series operators alert on exists from the start at 0 for each known label value: without
+  // it, a series appears only with its first increment, so `rate()` over it and absence alerts
+  // (`absent(notify_emails_failed_total{reason="permanent"})`) say nothing until then.
+  for (const scope of SCOPES) {
+    eventsIngested.inc({ scope }, 0);
+    eventsDuplicate.inc({ scope }, 0);
+    for (const frequency of FREQUENCIES) matches.inc({ scope, frequency }, 0);
+  }
+  for (const frequency of FREQUENCIES) {
+    mailsSent.inc({ frequency }, 0);
+    latency.zero({ frequency });
+  }
+  for (const { reason, final } of MAIL_FAILURE_SERIES) mailsFailed.inc({ reason, final: String(final) }, 0);
+
   const httpRequests = new Counter({
     name: 'notify_http_requests_total',
     help: 'HTTP requests answered, by method, route pattern and status.',

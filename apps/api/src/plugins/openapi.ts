@@ -1,8 +1,8 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { describeErrorCatalog } from '../errors/catalog';
+import { describeErrorCatalog, GatewayError } from '../errors/catalog';
 import { FiltersShape } from '../schemas/filters';
 import { AssetFiltersShape } from '../schemas/asset-filters';
 import { ASSET_FILTERS_KEYWORD } from './ajv-filters';
@@ -26,8 +26,9 @@ function showFilterShapes(node: unknown): unknown {
 
 const DESCRIPTION = `Notification rules for the security-intelligence platform.
 
-Every call carries an API key in the \`apikey\` header (never in the URL). Every response carries a
-\`service-request-id\` header (a UUID) that names the request in our logs.
+Every call carries an API key in the \`apikey\` header (never in the URL), except ingest
+(\`POST /v1/ingest/events\`), which the platform's scanners call with a bearer token (\`INGEST_TOKEN\`).
+Every response carries a \`service-request-id\` header (a UUID) that names the request in our logs.
 
 ### Errors
 
@@ -63,6 +64,81 @@ body over 1 MiB (by default; 16 MiB for ingest) is a 413. Dates (list filters, e
 text may not contain NUL characters. Unknown body fields are ignored. Rate limits and the monthly quota depend on the organization's plan
 and are reported in \`RateLimit-*\` headers; a 429 carries \`Retry-After\`.`;
 
+const ADMIN_DESCRIPTION = `The operator API of the notification service: organizations, their members and
+API keys, and the delivery pipeline (flush a rule's digest, list deliveries, retry a failed e-mail).
+Customers never see it; their API is documented at \`/openapi.json\` (page \`/docs\`).
+
+Every call carries \`Authorization: Bearer <ADMIN_TOKEN>\`. The operator console (\`/admin/console\`) calls
+the same routes with its session cookie and the header \`x-requested-with: notify-console\`. Every
+response carries a \`service-request-id\` header (a UUID) that names the request in our logs.
+
+### Errors
+
+${describeErrorCatalog()}`;
+
+interface OpenApiDocument {
+  openapi: string;
+  info: Record<string, unknown>;
+  components?: { securitySchemes?: Record<string, unknown>; schemas?: Record<string, unknown> };
+  paths?: Record<string, Record<string, { security?: Array<Record<string, unknown>> }>>;
+  [key: string]: unknown;
+}
+
+export type OpenApiAudience = 'public' | 'admin';
+
+/**
+ * Which document a path belongs to: the operator API to the operators' one; the health probes
+ * (for the orchestrator) and /metrics (for Prometheus) to none; everything else — notification
+ * rules, asset search, lookup, and ingest, which the scanners integrate with like customers do
+ * with the rest — to the public one.
+ */
+export function audienceOf(path: string): OpenApiAudience | null {
+  if (path === '/admin' || path.startsWith('/admin/')) return 'admin';
+  if (path.startsWith('/health/') || path === '/metrics') return null;
+  return 'public';
+}
+
+/** One audience's document out of the whole: its paths, and only the schemas and security schemes they use. */
+export function documentFor(whole: OpenApiDocument, audience: OpenApiAudience, info: Record<string, unknown>): OpenApiDocument {
+  const paths = Object.fromEntries(Object.entries(whole.paths ?? {}).filter(([path]) => audienceOf(path) === audience));
+  const schemes = new Set<string>();
+  for (const operations of Object.values(paths)) {
+    for (const operation of Object.values(operations)) for (const requirement of operation.security ?? []) for (const name of Object.keys(requirement)) schemes.add(name);
+  }
+  const allSchemas = whole.components?.schemas ?? {};
+  const used = new Set<string>();
+  const PREFIX = '#/components/schemas/';
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (typeof node !== 'object' || node === null) return;
+    for (const [key, value] of Object.entries(node)) {
+      if (key === '$ref' && typeof value === 'string' && value.startsWith(PREFIX)) {
+        const name = value.slice(PREFIX.length);
+        if (!used.has(name) && name in allSchemas) {
+          used.add(name);
+          visit(allSchemas[name]);
+        }
+      } else {
+        visit(value);
+      }
+    }
+  };
+  visit(paths);
+  const pick = (from: Record<string, unknown>, names: Set<string>) => Object.fromEntries(Object.entries(from).filter(([name]) => names.has(name)));
+  return {
+    openapi: whole.openapi,
+    info,
+    components: { securitySchemes: pick(whole.components?.securitySchemes ?? {}, schemes), schemas: pick(allSchemas, used) },
+    paths,
+  };
+}
+
+function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (typeof header !== 'string') return undefined;
+  return /^Bearer\s+(.+)$/i.exec(header.trim())?.[1];
+}
+
 async function openapiPlugin(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     openapi: {
@@ -78,8 +154,50 @@ async function openapiPlugin(app: FastifyInstance): Promise<void> {
     },
     transformObject: (documentObject) => showFilterShapes((documentObject as { openapiObject: unknown }).openapiObject) as never,
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
-  app.get('/openapi.json', { config: { auth: 'public' }, schema: { hide: true } }, async () => app.swagger());
+  // Made once, on the first request (every route is known by then); app.swagger() caches the whole.
+  let documents: Record<OpenApiAudience, OpenApiDocument> | undefined;
+  const documentOf = (audience: OpenApiAudience): OpenApiDocument => {
+    if (!documents) {
+      const whole = app.swagger() as unknown as OpenApiDocument;
+      documents = {
+        public: documentFor(whole, 'public', whole.info),
+        admin: documentFor(whole, 'admin', { title: 'Notification service: operator API', version: '1.0.0', description: ADMIN_DESCRIPTION }),
+      };
+    }
+    return documents[audience];
+  };
+  const uiConfig = { docExpansion: 'list', deepLinking: true } as const;
+
+  // Two swagger-ui instances, each in a context of its own (the plugin decorates its context once).
+  await app.register(async (docs) => {
+    await docs.register(swaggerUi, { routePrefix: '/docs', uiConfig, transformSpecificationClone: false, transformSpecification: () => documentOf('public') });
+    docs.get('/openapi.json', { config: { auth: 'public' }, schema: { hide: true } }, async () => documentOf('public'));
+  });
+
+  // The operator document and its page: the admin token as a bearer, or a console session (a
+  // browser's: the page fetches the document with the cookie alone, and reading it changes nothing).
+  await app.register(async (operators) => {
+    const sessions = app.adminSessions;
+    // The auth plugin closes any /admin route that says nothing: these say public and are guarded here.
+    operators.addHook('onRoute', (route) => {
+      route.config = { ...(route.config as object), auth: 'public' } as typeof route.config;
+    });
+    operators.addHook('onRequest', async (request, reply) => {
+      const token = bearerToken(request);
+      if (token !== undefined ? sessions.checkToken(token) : (await sessions.read(request)) !== null) return;
+      const path = request.url.split('?')[0]!;
+      const page = request.method === 'GET' && path.startsWith('/admin/docs') && !/\/(json|yaml)$/.test(path);
+      if (page && token === undefined) return reply.redirect(`/admin/login?next=${encodeURIComponent(request.url)}`);
+      throw new GatewayError('unauthorized', { 'www-authenticate': 'Bearer realm="admin"' });
+    });
+    await operators.register(swaggerUi, {
+      routePrefix: '/admin/docs',
+      uiConfig,
+      transformSpecificationClone: false,
+      transformSpecification: () => documentOf('admin'),
+    });
+    operators.get('/admin/openapi.json', { schema: { hide: true } }, async () => documentOf('admin'));
+  });
 }
 
 export default fp(openapiPlugin, { name: 'openapi' });

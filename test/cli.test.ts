@@ -18,7 +18,7 @@ interface OrgJson {
   id: string;
   name: string;
   timezone: string;
-  plan: { groups: string[]; rate_limit_per_second: number; rate_limit_per_minute: number; monthly_quota: number };
+  plan: { groups: string[]; rate_limit_per_second: number; rate_limit_per_minute: number; monthly_quota: number; max_rules: number };
   default_api_key_id: string | null;
 }
 interface MemberJson {
@@ -87,11 +87,12 @@ describe('operator CLI commands: organizations', () => {
       rps: '5',
       rpm: '100',
       quota: '25000',
+      'max-rules': '50',
     });
     expect(org).toMatchObject({
       name: 'Globex',
       timezone: 'Europe/Berlin',
-      plan: { groups: ['platform', 'lookup', 'easm'], rate_limit_per_second: 5, rate_limit_per_minute: 100, monthly_quota: 25000 },
+      plan: { groups: ['platform', 'lookup', 'easm'], rate_limit_per_second: 5, rate_limit_per_minute: 100, monthly_quota: 25000, max_rules: 50 },
     });
   });
 

@@ -500,6 +500,19 @@ describe('POST /v1/easm/assets/search', () => {
       expect(await refused({ filters: [] })).toEqual(invalid([{ param: 'filters', details: ['Expected a dictionary of items but got type "list".'] }]));
     });
 
+    it('refuses time-zone offsets beyond ±14:00 at the condition, before PostgreSQL sees them', async () => {
+      const wrongFormat = 'Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].';
+      for (const value of ['2026-01-01T00:00:00+99:99', '2026-01-01T00:00:00+2400', '2026-01-01T00:00-14:30', '2026-01-01T00:00:00+01:60']) {
+        expect(await refused({ filters: { must: [c('asset', 'exists', true)], must_not: [c('first_seen', 'gte', '2020-01-01T00:00:00Z'), c('last_seen', 'lte', value)] } })).toEqual(
+          invalid([{ param: 'filters.must_not[1].value', details: [wrongFormat] }]),
+        );
+      }
+      for (const value of ['2026-01-01T00:00:00+14:00', '2026-01-01T00:00:00-1200', '2026-01-01T00:00+05:45']) {
+        const response = await t.api(org.key, 'POST', SEARCH, { filters: { must: [c('last_seen', 'lte', value)] } });
+        expect(response.statusCode, response.body).toBe(200);
+      }
+    });
+
     it('reports the problems of filters and sort in one answer', async () => {
       expect(await refused({ filters: { must: [c('data.port', 'eq', 1)] }, sort: [{ field: 'severity', order: 'up' }] })).toEqual(
         invalid([

@@ -141,7 +141,7 @@ describe('organizations (decisions §2, §7)', () => {
       id: expect.stringMatching(UUID) as unknown,
       name: 'Acme',
       timezone: 'UTC',
-      plan: { groups: ['platform'], rate_limit_per_second: 10, rate_limit_per_minute: 300, monthly_quota: 1000 },
+      plan: { groups: ['platform'], rate_limit_per_second: 10, rate_limit_per_minute: 300, monthly_quota: 1000, max_rules: 1000 },
       default_api_key_id: null,
       added_date: expect.stringMatching(ISO_DATE) as unknown,
       last_update_date: expect.stringMatching(ISO_DATE) as unknown,
@@ -165,7 +165,7 @@ describe('organizations (decisions §2, §7)', () => {
   it('fills in the plan fields that are left out', async () => {
     const response = await t.admin('POST', ORGS, { name: 'Partial', plan: { monthly_quota: 7 } });
     expect(response.statusCode, response.body).toBe(201);
-    expect(response.json().plan).toEqual({ groups: ['platform'], rate_limit_per_second: 10, rate_limit_per_minute: 300, monthly_quota: 7 });
+    expect(response.json().plan).toEqual({ groups: ['platform'], rate_limit_per_second: 10, rate_limit_per_minute: 300, monthly_quota: 7, max_rules: 1000 });
   });
 
   it('refuses a time zone that is not an IANA name with a 400 on timezone', async () => {
@@ -261,7 +261,10 @@ describe('organizations (decisions §2, §7)', () => {
     expect(limited.json().plan).toEqual({ ...created.plan, rate_limit_per_second: 3 });
 
     const regrouped = await t.admin('PATCH', `${ORGS}/${created.id}`, { plan: { groups: ['easm'] } });
-    expect(regrouped.json().plan).toEqual({ groups: ['easm'], rate_limit_per_second: 3, rate_limit_per_minute: 300, monthly_quota: 10 });
+    expect(regrouped.json().plan).toEqual({ groups: ['easm'], rate_limit_per_second: 3, rate_limit_per_minute: 300, monthly_quota: 10, max_rules: 1000 });
+
+    const capped = await t.admin('PATCH', `${ORGS}/${created.id}`, { plan: { max_rules: 25 } });
+    expect(capped.json().plan).toEqual({ groups: ['easm'], rate_limit_per_second: 3, rate_limit_per_minute: 300, monthly_quota: 10, max_rules: 25 });
 
     const unchanged = await t.admin('PATCH', `${ORGS}/${created.id}`, {});
     expect(unchanged.statusCode).toBe(200);
@@ -271,7 +274,7 @@ describe('organizations (decisions §2, §7)', () => {
     expect((await t.admin('GET', `${ORGS}/${created.id}`)).json()).toMatchObject({
       name: 'After',
       timezone: 'Asia/Tokyo',
-      plan: { groups: ['easm'], rate_limit_per_second: 3, rate_limit_per_minute: 300, monthly_quota: 10 },
+      plan: { groups: ['easm'], rate_limit_per_second: 3, rate_limit_per_minute: 300, monthly_quota: 10, max_rules: 25 },
     });
   });
 
@@ -281,6 +284,8 @@ describe('organizations (decisions §2, §7)', () => {
     expectValidation(await t.admin('PATCH', `${ORGS}/${created.id}`, { name: '   ' }), 'name');
     expectValidation(await t.admin('PATCH', `${ORGS}/${created.id}`, { name: 'Changed', plan: { groups: ['gold'] } }), 'plan.groups');
     expectValidation(await t.admin('PATCH', `${ORGS}/${created.id}`, { plan: { monthly_quota: 0 } }), 'plan.monthly_quota');
+    expectValidation(await t.admin('PATCH', `${ORGS}/${created.id}`, { plan: { max_rules: 0 } }), 'plan.max_rules');
+    expectValidation(await t.admin('PATCH', `${ORGS}/${created.id}`, { plan: { max_rules: 1.5 } }), 'plan.max_rules');
     expect((await t.admin('GET', `${ORGS}/${created.id}`)).json()).toEqual(created);
   });
 

@@ -89,6 +89,25 @@ describe('per-key rate limits and monthly quota, kept in Redis (decisions ยง1, ย
     expect((await t.api(org.key, 'GET', RULES)).statusCode).toBe(200);
   });
 
+  it('spends the monthly quota only on requests the rate limits let through', async () => {
+    const org = await t.createOrg({ plan: { groups: ['platform', 'lookup'], rate_limit_per_second: 1, rate_limit_per_minute: 1000, monthly_quota: 5 } });
+    const burst = [];
+    for (let i = 0; i < 10; i++) burst.push(await t.api(org.key, 'GET', PROBE));
+    const served = burst.filter((response) => response.statusCode === 200);
+    // Ten requests inside one second, or straddling two.
+    expect(served.length).toBeGreaterThanOrEqual(1);
+    expect(served.length).toBeLessThanOrEqual(2);
+    for (const refused of burst.filter((response) => response.statusCode !== 200)) {
+      expect(refused.statusCode).toBe(429);
+      expect(refused.json().message).toBe('API rate limit exceeded');
+    }
+    expect(served[0]!.headers['x-ratelimit-remaining-month']).toBe('4');
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const next = await t.api(org.key, 'GET', PROBE);
+    expect(next.statusCode, next.body).toBe(200);
+    expect(next.headers['x-ratelimit-remaining-month']).toBe(String(5 - served.length - 1));
+  });
+
   it('does not count requests that fail authentication', async () => {
     const org = await t.createOrg({ plan: { rate_limit_per_second: 100, rate_limit_per_minute: 2 } });
     for (let i = 0; i < 5; i++) await t.api('B'.repeat(32), 'GET', RULES);

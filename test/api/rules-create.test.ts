@@ -231,6 +231,18 @@ describe('POST /v1/platform/notification-rules (create)', () => {
       await unchanged();
     });
 
+    it('refuses a strategy over the cost budget on strategy (150 wildcards of 1,024 characters on tags)', async () => {
+      const wildcard = { name: 'tags', type: 'wildcard', value: `*${'a*'.repeat(511)}b` };
+      const fifty = Array.from({ length: 50 }, () => wildcard);
+      const response = await create(valid({ strategy: { must: fifty, should: fifty, must_not: fifty } }));
+      expectRejected(response, 'strategy');
+      expect(response.json().parameters[0].details[0]).toMatch(/^Ensure this strategy costs no more than 200000 to evaluate \(it costs \d+\)/);
+      // Fewer, but still many wildcards on tags.
+      const twenty = Array.from({ length: 20 }, () => ({ name: 'tags', type: 'wildcard', value: 'prod-*' }));
+      expectRejected(await create(valid({ strategy: { should: twenty } })), 'strategy');
+      await unchanged();
+    });
+
     it('answers malformed JSON with a 400 on body', async () => {
       const response = await t.app.inject({
         method: 'POST',
@@ -355,6 +367,20 @@ describe('POST /v1/platform/notification-rules (create)', () => {
       const read = await t.api(org.key, 'GET', `${RULES}/${rule.id}`);
       expect(read.statusCode).toBe(200);
       expect(read.json()).toEqual(rule);
+    });
+
+    it('accepts large realistic strategies within the cost budget', async () => {
+      const strategies = [
+        // 150 conditions on the asset name.
+        { must: Array.from({ length: 50 }, (_, i) => ({ name: 'asset', type: 'eq', value: `host${i}.example.com` })), should: Array.from({ length: 50 }, (_, i) => ({ name: 'asset', type: 'wildcard', value: `*.zone${i}.example.com` })), must_not: Array.from({ length: 50 }, (_, i) => ({ name: 'asset_type', type: 'eq', value: `type${i}` })) },
+        // Tags, severities and data fields together, with lists of 100 values.
+        {
+          must: [{ name: 'severity', type: 'gte', value: 'medium' }, { name: 'tags', type: 'contains_any', value: Array.from({ length: 100 }, (_, i) => `team-${i}`) }, { name: 'data.port', type: 'in', value: [22, 3389, 5900] }],
+          should: [{ name: 'tags', type: 'wildcard', value: 'prod-*' }, { name: 'tags', type: 'wildcard', value: '*-critical' }, { name: 'data.product', type: 'startswith', value: 'OpenSSH' }],
+          must_not: [{ name: 'tags', type: 'contains_all', value: ['test', 'sandbox'] }, { name: 'data.banner', type: 'wildcard', value: '*honeypot*' }],
+        },
+      ];
+      for (const strategy of strategies) expect((await create(valid({ strategy }))).statusCode).toBe(201);
     });
 
     it('applies the defaults: instant, enabled, no strategy, no delivery slot', async () => {

@@ -456,7 +456,7 @@ describe('hostile input (faults): 4xx with a §1 body, never a 500, nothing chan
       fc.anything({ maxDepth: 3 }).map(toJson),
       fc.dictionary(fc.constantFrom(...ORG_FIELDS, 'email', 'is_default', 'id'), hostileValue, { maxKeys: 5 }).map(toJson),
       fc.tuple(fc.constantFrom('name', 'timezone', 'email', 'is_default'), hostileValue).map(([field, value]) => toJson({ name: 'Hostile', [field]: value })),
-      fc.tuple(fc.constantFrom('groups', 'rate_limit_per_second', 'rate_limit_per_minute', 'monthly_quota'), hostileValue).map(([field, value]) => toJson({ plan: { [field]: value } })),
+      fc.tuple(fc.constantFrom('groups', 'rate_limit_per_second', 'rate_limit_per_minute', 'monthly_quota', 'max_rules'), hostileValue).map(([field, value]) => toJson({ plan: { [field]: value } })),
       fc.constantFrom('{"timezone": "Mars/Olympus"}', '{"timezone": "../../etc/passwd"}', '{"timezone": "UTC\\u0000"}', '{"email": "a@b"}', '{"email": "\'; DROP TABLE team_members; --@x.com"}'),
       fc.tuple(protoKeys, fc.constant(null)).map(([key]) => withProtoKey('{"name": "Hostile"}', key)),
       rawBody.map(([body]) => body ?? ''),

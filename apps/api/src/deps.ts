@@ -4,6 +4,7 @@ import { createDatabase, type Database } from '@notify/db';
 import { createLogger, createMetrics, type Logger, type Metrics } from '@notify/observability';
 import { createRedis, Queues, redisChannels } from '@notify/queues';
 import { createRuleChangeAnnouncer, type RuleChangeAnnouncer } from '@notify/pipeline';
+import { RuleListCache } from './routes/notification-rules/list-cache';
 
 /** What the HTTP app needs from the outside world, built once per process. */
 export interface AppDeps {
@@ -14,6 +15,8 @@ export interface AppDeps {
   queues: Queues;
   /** Tells the match stage that rules changed, so its in-memory rule index follows within a second. */
   ruleChanges: RuleChangeAnnouncer;
+  /** Serialized rule-list pages of this process, bounded by RULE_LIST_CACHE_BYTES. */
+  ruleListCache: RuleListCache;
   /** The worker roles started in this process, for readiness; `checks` are their own (e.g. SMTP reachability). */
   roles?: { names: string[]; isReady(): boolean; checks?: Record<string, () => Promise<unknown>> };
   logger: Logger;
@@ -36,9 +39,10 @@ export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): Ap
   // The queues share `redis`, whose listener above logs connection errors once; without a listener
   // of their own, BullMQ would print each of them to stderr once per queue.
   for (const queue of queues.all()) queue.on('error', (error) => logger.debug({ err: error, queue: queue.name }, 'queue error'));
+  const ruleListCache = overrides.ruleListCache ?? new RuleListCache(redis, config.queuePrefix, { maxBytes: config.ruleListCacheBytes });
   const metrics = overrides.metrics ?? createMetrics();
   metrics.trackQueues(() => queues.all());
-  return { config, db, redis, queues, ruleChanges, logger, roles: overrides.roles, metrics };
+  return { config, db, redis, queues, ruleChanges, ruleListCache, logger, roles: overrides.roles, metrics };
 }
 
 export async function closeDeps(deps: AppDeps): Promise<void> {

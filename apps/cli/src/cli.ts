@@ -22,6 +22,7 @@ const OPTIONS = {
   rps: { type: 'string' },
   rpm: { type: 'string' },
   quota: { type: 'string' },
+  'max-rules': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 

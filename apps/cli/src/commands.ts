@@ -47,16 +47,17 @@ function organizationInput(flags: Flags): OrganizationInput {
     rateLimitPerSecond: integer(flags.rps, 'rps'),
     rateLimitPerMinute: integer(flags.rpm, 'rpm'),
     monthlyQuota: integer(flags.quota, 'quota'),
+    maxRules: integer(flags['max-rules'], 'max-rules'),
   };
   return { name: flags.name, timezone: flags.timezone, plan };
 }
 
 export const USAGE = `Usage: npm run cli -- <command> [arguments] [--flags]
 
-  org create --name NAME [--timezone ZONE] [--groups platform,lookup,easm] [--rps N] [--rpm N] [--quota N]
+  org create --name NAME [--timezone ZONE] [--groups platform,lookup,easm] [--rps N] [--rpm N] [--quota N] [--max-rules N]
   org list
   org show ORG_ID
-  org update ORG_ID [--name NAME] [--timezone ZONE] [--groups ...] [--rps N] [--rpm N] [--quota N]
+  org update ORG_ID [--name NAME] [--timezone ZONE] [--groups ...] [--rps N] [--rpm N] [--quota N] [--max-rules N]
   member add ORG_ID --email EMAIL [--name NAME]
   member list ORG_ID
   member remove ORG_ID MEMBER_ID

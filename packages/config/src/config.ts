@@ -218,6 +218,11 @@ const lookupSchema = z.object({
     .transform((value) => value === 'true'),
 });
 
+const cacheSchema = z.object({
+  /** Bytes of rule-list pages an API process keeps (a quarter of it per organization); 0 turns the cache off. */
+  RULE_LIST_CACHE_BYTES: z.coerce.number().int().min(0).max(2 ** 32).default(32 * 1024 * 1024),
+});
+
 const loggingSchema = z.object({
   LOG_LEVEL: logLevel.default('info'),
 });
@@ -272,6 +277,8 @@ export interface Config {
   logLevel: z.infer<typeof logLevel>;
   /** WHOIS lookups: where they start (host[:port]), their deadline, how long answers are cached (0: not at all), whether referrals may lead into private address space. */
   whois: { server: string; timeoutMs: number; cacheSeconds: number; allowPrivate: boolean };
+  /** Bytes of serialized rule-list pages an API process caches, all organizations together. */
+  ruleListCacheBytes: number;
 }
 
 export interface HostPort {
@@ -324,8 +331,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const logging = attempt(loggingSchema);
   const pipeline = attempt(pipelineSchema);
   const lookup = attempt(lookupSchema);
+  const cache = attempt(cacheSchema);
   const redis = stores && redisTarget(stores, issues);
-  if (!http || !stores || !redis || !auth || !mail || !logging || !pipeline || !lookup || issues.length) {
+  if (!http || !stores || !redis || !auth || !mail || !logging || !pipeline || !lookup || !cache || issues.length) {
     throw new ConfigError(`Invalid configuration:\n${issues.join('\n')}`);
   }
   return {
@@ -372,5 +380,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     logLevel: logging.LOG_LEVEL,
     whois: { server: lookup.WHOIS_SERVER, timeoutMs: lookup.WHOIS_TIMEOUT_MS, cacheSeconds: lookup.WHOIS_CACHE_SECONDS, allowPrivate: lookup.WHOIS_ALLOW_PRIVATE },
+    ruleListCacheBytes: cache.RULE_LIST_CACHE_BYTES,
   };
 }

@@ -30,6 +30,14 @@ export class Conflict extends Error {
   }
 }
 
+/** A limit of the organization's plan is reached (e.g. `max_rules`); `details` says which and what to do. */
+export class LimitReached extends Error {
+  override name = 'LimitReached';
+  constructor(readonly details: string) {
+    super(details);
+  }
+}
+
 /** Merges issues that name the same param, keeping first-seen order. */
 export function mergeIssues(issues: readonly FieldIssue[]): FieldIssue[] {
   const byParam = new Map<string, FieldIssue>();

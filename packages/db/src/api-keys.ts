@@ -22,7 +22,8 @@ export interface GeneratedApiKey extends ApiKeyInfo {
 export interface KeyPrincipal {
   keyId: string;
   organizationId: string;
-  plan: Plan;
+  /** What the gateway needs of the plan (max_rules is checked where rules are created). */
+  plan: Omit<Plan, 'maxRules'>;
 }
 
 function validateName(name: unknown): string {

@@ -12,6 +12,8 @@ export interface Plan {
   rateLimitPerSecond: number;
   rateLimitPerMinute: number;
   monthlyQuota: number;
+  /** Notification rules the organization may hold. */
+  maxRules: number;
 }
 
 export interface Organization {
@@ -38,6 +40,7 @@ interface OrganizationRow {
   rateLimitPerSecond: number;
   rateLimitPerMinute: number;
   monthlyQuota: number;
+  maxRules: number;
   defaultApiKeyId: string | null;
   createdAt: Date;
   updatedAt: Date;
@@ -53,6 +56,7 @@ function toOrganization(row: OrganizationRow): Organization {
       rateLimitPerSecond: row.rateLimitPerSecond,
       rateLimitPerMinute: row.rateLimitPerMinute,
       monthlyQuota: row.monthlyQuota,
+      maxRules: row.maxRules,
     },
     defaultApiKeyId: row.defaultApiKeyId,
     createdAt: row.createdAt,
@@ -79,6 +83,7 @@ function validate(input: OrganizationInput, creating: boolean): void {
     ['plan.rate_limit_per_second', plan.rateLimitPerSecond],
     ['plan.rate_limit_per_minute', plan.rateLimitPerMinute],
     ['plan.monthly_quota', plan.monthlyQuota],
+    ['plan.max_rules', plan.maxRules],
   ] as const) {
     if (value === undefined) continue;
     if (!Number.isInteger(value)) issues.push({ param, details: [messages.integer] });
@@ -94,6 +99,7 @@ function planColumns(plan: Partial<Plan> | undefined) {
     ...(plan?.rateLimitPerSecond !== undefined && { rateLimitPerSecond: plan.rateLimitPerSecond }),
     ...(plan?.rateLimitPerMinute !== undefined && { rateLimitPerMinute: plan.rateLimitPerMinute }),
     ...(plan?.monthlyQuota !== undefined && { monthlyQuota: plan.monthlyQuota }),
+    ...(plan?.maxRules !== undefined && { maxRules: plan.maxRules }),
   };
 }
 

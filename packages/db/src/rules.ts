@@ -1,5 +1,6 @@
 import {
   isUuid,
+  LimitReached,
   messages,
   NotFound,
   prepareNewRule,
@@ -13,7 +14,7 @@ import {
   type Scope,
 } from '@notify/core';
 import type { Prisma } from './generated/prisma/client';
-import type { Database } from './client';
+import { clientOf, withTransaction, type Database } from './client';
 import { pgCode, PG } from './errors';
 import { unknownMemberIds } from './members';
 
@@ -100,39 +101,60 @@ interface CreatedRow {
  */
 export async function createRule(db: Database, organizationId: string, body: RuleCreateBody): Promise<Rule> {
   const rule = prepareNewRule(body);
-  let row: CreatedRow;
+  let row: CreatedRow & { limit_reached: boolean };
+  let maxRules = 0;
   try {
-    const { rows } = await db.pool.query<CreatedRow>(
-      `WITH wanted AS (SELECT DISTINCT unnest($2::uuid[]) AS id),
-            known AS (SELECT t.id, t.email FROM team_members t JOIN wanted w ON w.id = t.id WHERE t.organization_id = $1),
-            rule AS (
-              INSERT INTO notification_rules (id, organization_id, name, scope, strategy, frequency, delivery_hour, delivery_day_of_week, enabled)
-              SELECT gen_random_uuid(), $1, $3, $4::scope, $5::jsonb, $6::frequency, $7, $8, $9
-               WHERE (SELECT count(*) FROM known) = (SELECT count(*) FROM wanted)
-              RETURNING id, name, scope, strategy, frequency, delivery_hour, delivery_day_of_week, enabled, added_date, last_update_date
-            ),
-            links AS (
-              INSERT INTO notification_rule_members (rule_id, team_member_id) SELECT rule.id, known.id FROM rule, known
-            )
-       SELECT rule.*,
-              (SELECT json_agg(json_build_object('team_member_uuid', k.id, 'email', k.email) ORDER BY k.email) FROM known k) AS members,
-              (SELECT array_agg(w.id) FROM wanted w WHERE w.id NOT IN (SELECT id FROM known)) AS unknown
-         FROM (SELECT 1) AS one LEFT JOIN rule ON true`,
-      [
-        organizationId,
-        rule.memberIds,
-        rule.name,
-        rule.scope,
-        rule.strategy === null ? null : JSON.stringify(rule.strategy),
-        rule.frequency,
-        rule.deliveryHour,
-        rule.deliveryDayOfWeek,
-        rule.enabled,
-      ],
-    );
-    row = rows[0]!;
+    row = await withTransaction(db, async (tx) => {
+      const client = clientOf(tx);
+      // Creates of one organization take turns on its row, and the count below is a statement of
+      // its own (a fresh snapshot, after the lock): two creates at the limit cannot both see room.
+      // NO KEY UPDATE leaves the KEY SHARE locks of foreign keys (other rows' inserts) alone.
+      const { rows: plan } = await client.query<{ max_rules: number }>(
+        'SELECT max_rules FROM organizations WHERE id = $1 FOR NO KEY UPDATE',
+        [organizationId],
+      );
+      maxRules = plan[0]?.max_rules ?? 0;
+      const { rows } = await client.query<CreatedRow & { limit_reached: boolean }>(
+        `WITH wanted AS (SELECT DISTINCT unnest($2::uuid[]) AS id),
+              known AS (SELECT t.id, t.email FROM team_members t JOIN wanted w ON w.id = t.id WHERE t.organization_id = $1),
+              held AS (SELECT count(*) >= $10 AS reached FROM notification_rules WHERE organization_id = $1),
+              rule AS (
+                INSERT INTO notification_rules (id, organization_id, name, scope, strategy, frequency, delivery_hour, delivery_day_of_week, enabled)
+                SELECT gen_random_uuid(), $1, $3, $4::scope, $5::jsonb, $6::frequency, $7, $8, $9
+                 WHERE (SELECT count(*) FROM known) = (SELECT count(*) FROM wanted) AND NOT (SELECT reached FROM held)
+                RETURNING id, name, scope, strategy, frequency, delivery_hour, delivery_day_of_week, enabled, added_date, last_update_date
+              ),
+              links AS (
+                INSERT INTO notification_rule_members (rule_id, team_member_id) SELECT rule.id, known.id FROM rule, known
+              )
+         SELECT rule.*,
+                (SELECT json_agg(json_build_object('team_member_uuid', k.id, 'email', k.email) ORDER BY k.email) FROM known k) AS members,
+                (SELECT array_agg(w.id) FROM wanted w WHERE w.id NOT IN (SELECT id FROM known)) AS unknown,
+                (SELECT reached FROM held) AS limit_reached
+           FROM (SELECT 1) AS one LEFT JOIN rule ON true`,
+        [
+          organizationId,
+          rule.memberIds,
+          rule.name,
+          rule.scope,
+          rule.strategy === null ? null : JSON.stringify(rule.strategy),
+          rule.frequency,
+          rule.deliveryHour,
+          rule.deliveryDayOfWeek,
+          rule.enabled,
+          maxRules,
+        ],
+      );
+      return rows[0]!;
+    });
   } catch (error) {
     return memberRaceToValidation(error);
+  }
+  // The body's problems come first, as everywhere: a request that could never succeed says why.
+  if (!row.unknown?.length && row.limit_reached) {
+    throw new LimitReached(
+      `This organization has reached its plan's limit of ${maxRules} notification rules. Delete rules it no longer needs, or ask for a larger plan.`,
+    );
   }
   if (row.unknown?.length || row.id === null) {
     const unknown = rule.memberIds.filter((id) => row.unknown?.includes(id));

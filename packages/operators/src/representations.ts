@@ -15,6 +15,7 @@ export function organizationJson(org: Organization) {
       rate_limit_per_second: org.plan.rateLimitPerSecond,
       rate_limit_per_minute: org.plan.rateLimitPerMinute,
       monthly_quota: org.plan.monthlyQuota,
+      max_rules: org.plan.maxRules,
     },
     default_api_key_id: org.defaultApiKeyId,
     added_date: org.createdAt.toISOString(),

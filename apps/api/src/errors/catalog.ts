@@ -19,6 +19,7 @@ export const gatewayErrors = {
 export const applicationErrors = {
   validation: { status: 400, code: 10400, details: null },
   badRequest: { status: 400, code: 10400, details: 'The request could not be understood.' },
+  limitReached: { status: 403, code: 10403, details: "A limit of the organization's plan is reached (e.g. plan.max_rules: creating one more notification rule)." },
   notFound: { status: 404, code: 10404, details: 'Not found.' },
   conflict: { status: 409, code: 10409, details: 'The request conflicts with the current state.' },
   requestTimeout: { status: 408, code: 10408, details: 'The request did not arrive in time.' },

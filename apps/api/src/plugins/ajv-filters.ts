@@ -1,5 +1,5 @@
 import type { Ajv } from 'ajv';
-import { ASSET_FIELDS, EVENT_FIELDS, validateFilters, type FieldCatalog } from '@notify/core';
+import { ASSET_FIELDS, EVENT_FIELDS, strategyCostIssue, validateFilters, type ConditionIssue, type FieldCatalog, type Filters } from '@notify/core';
 
 /** Rule strategies: the condition language over event fields. */
 export const FILTERS_KEYWORD = 'x-filters';
@@ -13,7 +13,7 @@ export const ASSET_FILTERS_KEYWORD = 'x-asset-filters';
  * not take, a value of the wrong type) is reported once, at its exact path
  * (`strategy.must[0].type`), in the same 400 as the body's other problems.
  */
-function filtersKeyword(keyword: string, fields: FieldCatalog) {
+function filtersKeyword(keyword: string, fields: FieldCatalog, budget?: (filters: Filters, root: string) => ConditionIssue | null) {
   return (ajv: Ajv): Ajv => {
     ajv.addKeyword({
       keyword,
@@ -22,14 +22,17 @@ function filtersKeyword(keyword: string, fields: FieldCatalog) {
       validate: function validate(root: string, data: unknown) {
         const self = validate as unknown as { errors: unknown[] | null };
         // null means "no conditions" wherever the language is used.
-        const result = data === null ? ({ ok: true } as const) : validateFilters(data, { root, fields });
-        self.errors = result.ok ? null : [{ keyword, message: 'invalid filters', params: { issues: result.issues } }];
-        return result.ok;
+        const result = data === null ? ({ ok: true, value: null } as const) : validateFilters(data, { root, fields });
+        const overBudget = result.ok && result.value && budget ? budget(result.value, root) : null;
+        const issues = result.ok ? (overBudget ? [overBudget] : []) : result.issues;
+        self.errors = issues.length ? [{ keyword, message: 'invalid filters', params: { issues } }] : null;
+        return issues.length === 0;
       },
     });
     return ajv;
   };
 }
 
-export const addFiltersKeyword = filtersKeyword(FILTERS_KEYWORD, EVENT_FIELDS);
+/** Strategies are evaluated on every event of their scope, so they also keep to a cost budget (core cost.ts). */
+export const addFiltersKeyword = filtersKeyword(FILTERS_KEYWORD, EVENT_FIELDS, strategyCostIssue);
 export const addAssetFiltersKeyword = filtersKeyword(ASSET_FILTERS_KEYWORD, ASSET_FIELDS);

@@ -114,11 +114,7 @@ async function authPlugin(app: FastifyInstance, options: AuthPluginOptions): Pro
   const counted = (result: Awaited<ReturnType<typeof perSecond>>): Window | undefined => (result.isAllowed ? undefined : result);
 
   async function limit(request: FastifyRequest, reply: FastifyReply, quota: boolean): Promise<void> {
-    const [second, minute, month] = await Promise.all([
-      perSecond(request).then(counted),
-      perMinute(request).then(counted),
-      quota ? perMonth(request).then(counted) : Promise.resolve(undefined),
-    ]);
+    const [second, minute] = await Promise.all([perSecond(request).then(counted), perMinute(request).then(counted)]);
     const { plan } = principalOf(request);
     reply.header('ratelimit-policy', `${plan.rateLimitPerSecond};w=1, ${plan.rateLimitPerMinute};w=60`);
     // The window closest to its limit is the one the client needs to know about.
@@ -135,6 +131,8 @@ async function authPlugin(app: FastifyInstance, options: AuthPluginOptions): Pro
         throw new GatewayError('rateLimited', { 'retry-after': retryAfter, 'ratelimit-limit': window.max, 'ratelimit-remaining': 0, 'ratelimit-reset': retryAfter });
       }
     }
+    // Only a request the rate limits let through spends quota (a 429 served nothing).
+    const month = quota ? counted(await perMonth(request)) : undefined;
     if (month && month.ttl > 0) {
       reply.header('x-ratelimit-limit-month', month.max);
       reply.header('x-ratelimit-remaining-month', month.remaining);

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { Conflict, NotFound, schemaErrorsToIssues, ValidationFailed, type FieldIssue, type SchemaError } from '@notify/core';
+import { Conflict, LimitReached, NotFound, schemaErrorsToIssues, ValidationFailed, type FieldIssue, type SchemaError } from '@notify/core';
 import { isDatabaseUnavailable, isStatementTimeout } from '@notify/db';
 import { ApplicationError, applicationErrors, GatewayError, gatewayErrors, type ApplicationErrorName } from '../errors/catalog';
 
@@ -62,6 +62,7 @@ async function errorsPlugin(app: FastifyInstance, options: ErrorPluginOptions): 
     if (error instanceof ValidationFailed) return send(reply, 'validation', null, error.parameters);
     if (error instanceof NotFound) return send(reply, 'notFound', error.details);
     if (error instanceof Conflict) return send(reply, 'conflict', error.details);
+    if (error instanceof LimitReached) return send(reply, 'limitReached', error.details);
     if (error instanceof ApplicationError) return send(reply, error.kind, error.details);
     if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
       return send(reply, 'validation', null, [{ param: 'body', details: [`JSON parse error - ${error.message}`] }]);

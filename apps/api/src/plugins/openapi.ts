@@ -56,7 +56,10 @@ monthly, \`delivery_day_of_week\` 0 for weekly; instant and hourly rules store b
 
 page 1–800 (default 1), page_size 25–100 (default 100), name 1–255 characters, members 1–500,
 strategy clauses up to 50 conditions (conditions do not nest: a strategy is at most 150 flat conditions),
-a list value up to 100 items, text values up to 1,024 characters; each is a 400 naming its path. A request
+a list value up to 100 items, text values up to 1,024 characters; each is a 400 naming its path. A strategy
+also keeps to a cost budget (each condition: the passes its operator makes over its field's largest text, a
+wildcard one more per \`*\`; 200,000 in all), a 400 on \`strategy\` beyond it. An organization holds at most
+its plan's \`max_rules\` rules (default 1,000): one more is a 403 with code 10403. A request
 body over 1 MiB (by default; 16 MiB for ingest) is a 413. Dates (list filters, event times) are ISO 8601 with years 1 to 9999;
 text may not contain NUL characters. Unknown body fields are ignored. Rate limits and the monthly quota depend on the organization's plan
 and are reported in \`RateLimit-*\` headers; a 429 carries \`Retry-After\`.

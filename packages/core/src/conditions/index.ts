@@ -13,3 +13,4 @@ export { EVENT_FIELDS, KIND_OPERATORS, defineField } from './fields';
 export type { ValidateOptions } from './validate';
 export { validateFilters } from './validate';
 export { compileFilters } from './compile';
+export { STRATEGY_COST_LIMIT, strategyCost, strategyCostIssue } from './cost';

@@ -23,5 +23,7 @@ export const MESSAGES = {
   maxItems: (limit: number) => `Ensure this field has no more than ${limit} elements.`,
   choice: (value: string) => `"${value}" is not a valid choice.`,
   severity: (value: string) => `"${value}" is not a valid severity. Use one of: ${SEVERITIES.join(', ')}.`,
+  tooCostly: (cost: number, limit: number) =>
+    `Ensure this strategy costs no more than ${limit} to evaluate (it costs ${cost}): use fewer conditions, or fewer "*" in wildcards, on tags and data fields.`,
   operatorOnField: (operator: string, name: string) => `"${operator}" cannot be used on field "${name}".`,
 } as const;

@@ -237,6 +237,10 @@ describe('validateFilters: custom field catalog', () => {
     expect(check({ name: 'scopes', type: 'contains_any', value: ['new_asset_added'] })).toEqual([]);
     expect(check({ name: 'first_seen', type: 'gte', value: '2024-01-31T23:59:59.123+02:00' })).toEqual([]);
     expect(check({ name: 'first_seen', type: 'lte', value: '2024-02-29T00:00' })).toEqual([]);
+    // Kiribati and Nepal, the edges of the offsets in use.
+    for (const value of ['2024-01-01T00:00:00+14:00', '2024-01-01T00:00:00-1400', '2024-01-01T00:00+0545', '2024-01-01T00:00:00-12:00']) {
+      expect(check({ name: 'first_seen', type: 'gte', value })).toEqual([]);
+    }
   });
 
   it('lists its own fields and enforces its own operators', () => {
@@ -251,7 +255,11 @@ describe('validateFilters: custom field catalog', () => {
     );
   });
 
-  it.each(['2024-01-01', '2023-02-29T00:00:00Z', '2024-01-01T24:00', '2024-13-01T00:00', 'yesterday', '1704067200'])(
+  it.each([
+    '2024-01-01', '2023-02-29T00:00:00Z', '2024-01-01T24:00', '2024-13-01T00:00', 'yesterday', '1704067200',
+    // Offsets beyond ±14:00 or with 60+ minutes reached PostgreSQL and failed there.
+    '2024-01-01T00:00:00+99:99', '2024-01-01T00:00:00+2400', '2024-01-01T00:00:00-14:01', '2024-01-01T00:00:00+15:00', '2024-01-01T00:00:00+05:60',
+  ])(
     'rejects the date %j',
     (value) => {
       expect(check({ name: 'first_seen', type: 'gte', value })).toEqual(

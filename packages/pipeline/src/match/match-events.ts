@@ -36,16 +36,8 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
   const { created, deliveryIds, eventCount } = await withTransaction(ctx.db, async (tx) => {
     // Row locks keep two match jobs that got the same events from matching them twice.
     const events = await lockUnmatchedEvents(tx, pairs);
-    const candidates: Candidate[] = [];
-    for (const event of events) {
-      const matchable = toMatchable(event);
-      for (const rule of index.rulesFor(event.organization_id, event.scope)) {
-        if (rule.matches(matchable)) {
-          candidates.push({ rule, event });
-          rulesById.set(rule.id, rule);
-        }
-      }
-    }
+    const candidates: Candidate[] = await index.matchAll(events, toMatchable);
+    for (const { rule } of candidates) rulesById.set(rule.id, rule);
 
     const matches: NewMatch[] = [];
     const instant = candidates.filter((candidate) => candidate.rule.frequency === 'instant');

@@ -39,6 +39,7 @@ interface PlanBody {
   rate_limit_per_second?: number;
   rate_limit_per_minute?: number;
   monthly_quota?: number;
+  max_rules?: number;
 }
 
 function organizationInput(body: { name?: string; timezone?: string; plan?: PlanBody }): OrganizationInput {
@@ -50,6 +51,7 @@ function organizationInput(body: { name?: string; timezone?: string; plan?: Plan
       rateLimitPerSecond: body.plan.rate_limit_per_second,
       rateLimitPerMinute: body.plan.rate_limit_per_minute,
       monthlyQuota: body.plan.monthly_quota,
+      maxRules: body.plan.max_rules,
     },
   };
 }

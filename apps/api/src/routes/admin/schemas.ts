@@ -9,6 +9,7 @@ export const PlanInput = Type.Object({
   rate_limit_per_second: Type.Optional(positive('Requests per second per key.')),
   rate_limit_per_minute: Type.Optional(positive('Requests per minute per key.')),
   monthly_quota: Type.Optional(positive('Lookup calls per key per calendar month (UTC).')),
+  max_rules: Type.Optional(positive('Notification rules the organization may hold (default 1000); creating one more is a 403 with code 10403.')),
 });
 
 const orgName = Type.String({ minLength: 1, maxLength: 255, pattern: '\\S' });
@@ -27,6 +28,7 @@ export const Organization = Type.Object(
       rate_limit_per_second: Type.Integer(),
       rate_limit_per_minute: Type.Integer(),
       monthly_quota: Type.Integer(),
+      max_rules: Type.Integer(),
     }),
     default_api_key_id: Nullable(Type.String({ format: 'uuid' })),
     added_date: Type.String({ format: 'date-time' }),

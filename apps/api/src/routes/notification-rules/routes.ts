@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { parseRuleListQuery, validateFilters, type Filters, type RawQuery } from '@notify/core';
 import { createRule, deleteRule, getRule, listRules, updateRule, type Rule, type RuleSummary } from '@notify/db';
 import type { AppDeps } from '../../deps';
-import { RuleListCache } from './list-cache';
-import { apiKeyErrorResponses, applicationRef } from '../../schemas/common';
+import { Type } from 'typebox';
+import { apiKeyErrorResponses, applicationRef, gatewayRef } from '../../schemas/common';
 import { Rule as RuleSchema, RuleCreateBody, RuleSummary as RuleSummarySchema, RuleIdParams, RuleList, RuleListQuery, RuleUpdateBody } from './schemas';
 
 function summaryJson(rule: RuleSummary) {
@@ -40,7 +40,7 @@ export const notificationRuleRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }
   const { db } = deps;
   app.addSchema(RuleSummarySchema);
   const organizationOf = (principal: { organizationId: string } | null) => principal!.organizationId;
-  const listCache = new RuleListCache(deps.redis, deps.config.queuePrefix);
+  const listCache = deps.ruleListCache;
   // After every write: list pages of the organization are stale, and the match stage's rule
   // index must reload the rule. It also resynchronises periodically and list pages
   // expire, so a lost announcement only delays the change.
@@ -56,8 +56,9 @@ export const notificationRuleRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }
     schema: {
       tags, security,
       summary: 'Create a notification rule',
+      description: "An organization holds at most its plan's `max_rules` rules (default 1000): one more is a 403 with code 10403.",
       body: RuleCreateBody,
-      response: { 201: RuleSchema, ...apiKeyErrorResponses },
+      response: { 201: RuleSchema, ...apiKeyErrorResponses, 403: Type.Union([gatewayRef, applicationRef], { description: 'The plan lacks the platform group (gateway body), or its max_rules is reached (code 10403).' }) },
     },
   }, async (request, reply) => {
     const body = request.body;

@@ -144,7 +144,7 @@ async function openOrganization(orgId) {
   await attempt(async () => {
     const [org] = await Promise.all([api('GET', `/admin/v1/organizations/${encodeURIComponent(orgId)}`), loadOrganizations()]);
     $('#org-title').textContent = org.name;
-    $('#org-meta').textContent = `ID ${org.id} · time zone ${org.timezone} · plan: ${org.plan.groups.join(', ')}, ${org.plan.rate_limit_per_second} requests/s, ${org.plan.rate_limit_per_minute}/min, ${org.plan.monthly_quota} lookups/month per key`;
+    $('#org-meta').textContent = `ID ${org.id} · time zone ${org.timezone} · plan: ${org.plan.groups.join(', ')}, ${org.plan.rate_limit_per_second} requests/s, ${org.plan.rate_limit_per_minute}/min, ${org.plan.monthly_quota} lookups/month per key, up to ${org.plan.max_rules} rules`;
     $('#org').hidden = false;
     await Promise.all([loadMembers(), loadKeys(), loadRules()]);
   });

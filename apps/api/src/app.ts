@@ -156,7 +156,7 @@ export async function buildApp(deps: AppDeps, options: { logger?: FastifyServerO
     throttle,
   });
   await app.register(openapiPlugin);
-  await app.register(healthRoutes, { deps });
+  await app.register(healthRoutes, { deps, throttle });
   await app.register(notificationRuleRoutes, { deps });
   await app.register(assetSearchRoutes, { deps });
   await app.register(lookupRoutes, { deps });

@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { ping } from '@notify/db';
 import type { AppDeps } from '../deps';
 import { GatewayError } from '../errors/catalog';
+import { checkCheapCredential, type AuthThrottle } from '../plugins/auth-throttle';
 import { bearerToken, sameSecret } from '../plugins/bearer';
 
 const Check = Type.Object({
@@ -29,7 +30,7 @@ async function timed(check: () => Promise<unknown>, timeoutMs: number): Promise<
   }
 }
 
-export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, { deps }) => {
+export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps; throttle: AuthThrottle }> = async (app, { deps, throttle }) => {
   const config = { auth: 'public' } as const;
   const tags = ['Health'];
 
@@ -40,11 +41,18 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async 
   // A failed check's error names hosts, ports and login failures: operators read it (with the
   // operator token, and in the logs), anyone else the check's name and status only.
   const lastErrors = new Map<string, string>();
-  const isOperator = (request: FastifyRequest): boolean => {
+  // A wrong token is a failed authentication like any other: it spends the address's budget.
+  const isOperator = async (request: FastifyRequest): Promise<boolean> => {
     const token = bearerToken(request);
     if (token === undefined) return false;
     const adminToken = deps.config.adminToken;
-    if (!adminToken || !sameSecret(token, adminToken)) throw new GatewayError('unauthorized', { 'www-authenticate': 'Bearer realm="admin"' });
+    await checkCheapCredential(
+      throttle,
+      request,
+      token,
+      () => adminToken !== undefined && sameSecret(token, adminToken),
+      () => new GatewayError('unauthorized', { 'www-authenticate': 'Bearer realm="admin"' }),
+    );
     return true;
   };
 
@@ -57,7 +65,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async 
       response: { 200: Readiness, 503: Readiness },
     },
   }, async (request, reply) => {
-    const operator = isOperator(request);
+    const operator = await isOperator(request);
     // The roles' own checks (the send role's SMTP server or outbox folder) cache their answer for a while.
     const roleChecks = Object.entries(deps.roles?.checks ?? {});
     const [database, redis, ...roleResults] = await Promise.all([

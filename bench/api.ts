@@ -22,6 +22,7 @@ import pg from 'pg';
 import type { ChildMessage, ParentMessage } from './api-server';
 import { DATABASE_URL, mulberry32, numberFromEnv, REDIS_URL, root, round } from './support/common';
 import { createDatabase, FREQUENCIES, listRules, parseRuleListQuery, quoteIdent, SCOPES, type Database, type Frequency, type Scope } from './support/notify';
+import { describeMachine } from './support/report';
 
 const RESULTS_FILE = join(root, 'bench', 'results', 'api.json');
 const DURATION_S = numberFromEnv('BENCH_DURATION', 10);
@@ -407,17 +408,9 @@ async function main(): Promise<number> {
       { key: 'bare_last', label: bareLast.scenario.label, report: report(bareLast, baseline) },
     ];
     const allPass = rows.every((row) => row.report.pass !== false);
-    const cpus = os.cpus();
     const output = {
       date: new Date().toISOString(),
-      machine: {
-        cpus: cpus.length,
-        cpu_model: cpus[0]?.model ?? null,
-        node: process.version,
-        platform: `${os.platform()} ${os.release()}`,
-        load_average_before: loadBefore.map((value) => round(value, 2)),
-        load_average_after: os.loadavg().map((value) => round(value, 2)),
-      },
+      machine: describeMachine(loadBefore),
       settings: {
         connections: CONNECTIONS,
         pipelining: PIPELINING,

@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { root, round } from './support/common';
 import { createMailRenderer, makeContent, makeEvent, type MailContent } from './support/notify';
+import { describeMachine } from './support/report';
 
 const RESULTS_FILE = join(root, 'bench', 'results', 'render.json');
 
@@ -57,17 +58,9 @@ async function main(): Promise<void> {
   const alertRate = measure(alert, 20_000);
   const digestRate = measure(digest, 2_000);
 
-  const cpus = os.cpus();
   const output = {
     date: new Date().toISOString(),
-    machine: {
-      cpus: cpus.length,
-      cpu_model: cpus[0]?.model ?? null,
-      node: process.version,
-      platform: `${os.platform()} ${os.release()}`,
-      load_average_before: loadBefore.map((value) => round(value, 2)),
-      load_average_after: os.loadavg().map((value) => round(value, 2)),
-    },
+    machine: describeMachine(loadBefore),
     compile_ms: round(compileMs, 1),
     alert_1_event: alertRate,
     digest_20_events: digestRate,

@@ -29,7 +29,7 @@ import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { root, round } from '../support/common';
 import { Resources } from '../support/processes';
-import { log, printTable, seconds, type Measure, type PartReport } from '../support/report';
+import { describeMachine, log, printTable, seconds, type Measure, type PartReport } from '../support/report';
 import * as digests from './digests';
 import * as ingest from './ingest';
 import * as instant from './instant';
@@ -89,17 +89,10 @@ async function main(): Promise<number> {
 
   const failed = Object.values(reports).some((report) => 'error' in report);
   const allPass = !failed && measures.every((m) => m.pass || m.target === '(reported)');
-  const cpus = os.cpus();
   const output = {
     date: new Date().toISOString(),
     machine: {
-      cpus: cpus.length,
-      cpu_model: cpus[0]?.model ?? null,
-      memory_gb: round(os.totalmem() / 1024 ** 3, 1),
-      node: process.version,
-      platform: `${os.platform()} ${os.release()}`,
-      load_average_before: loadBefore.map((value) => round(value, 2)),
-      load_average_after: os.loadavg().map((value) => round(value, 2)),
+      ...describeMachine(loadBefore),
       note: 'shared machine: compare ratios, which pair each measure with a baseline taken before and after it in the same run',
     },
     total_seconds: round((performance.now() - startedAt) / 1000, 1),

@@ -1,5 +1,6 @@
 // The figures of `npm run bench:pipeline`: one Measure per figure, beside its baseline or its
 // absolute target, and the table printed at the end.
+import os from 'node:os';
 import { round } from './common';
 
 export interface Measure {
@@ -57,4 +58,18 @@ export function printTable(measures: Measure[]): void {
   const format = (cells: string[]) => cells.map((cell, i) => (numeric.has(i) ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ');
   console.log(`\n${format(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`);
   for (const line of lines) console.log(format(line));
+}
+
+/** What a result file says of the machine it was measured on: shared and noisy, so its load too. */
+export function describeMachine(loadBefore: number[]) {
+  const cpus = os.cpus();
+  return {
+    cpus: cpus.length,
+    cpu_model: cpus[0]?.model ?? null,
+    memory_gb: round(os.totalmem() / 1024 ** 3, 1),
+    node: process.version,
+    platform: `${os.platform()} ${os.release()}`,
+    load_average_before: loadBefore.map((value) => round(value, 2)),
+    load_average_after: os.loadavg().map((value) => round(value, 2)),
+  };
 }

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -143,4 +143,40 @@ export async function startRedisCluster(masters = 3): Promise<RedisClusterHandle
     },
     stop,
   };
+}
+
+/** One Redis master watched by one Sentinel (`redis-server --sentinel`), on loopback ports. */
+export interface RedisSentinelHandle {
+  /** `host:port` of the sentinel, for REDIS_SENTINELS. */
+  readonly sentinels: string;
+  readonly masterName: string;
+  stop(): Promise<void>;
+}
+
+export async function startRedisSentinel(masterName = 'notify-test'): Promise<RedisSentinelHandle> {
+  const dir = mkdtempSync(join(tmpdir(), 'notify-sentinel-'));
+  const taken = new Set<number>();
+  const masterPort = await freePort(taken);
+  const sentinelPort = await freePort(taken);
+  const children: ChildProcess[] = [];
+  const stop = async () => {
+    for (const child of children) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    children.push(spawn('redis-server', ['--port', String(masterPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' }));
+    await until('the master answered', async () => (await ask(masterPort, (redis) => redis.ping())) === 'PONG');
+    // Sentinel rewrites its configuration file, so it gets one of its own.
+    const config = join(dir, 'sentinel.conf');
+    writeFileSync(config, `port ${sentinelPort}\nbind 127.0.0.1\ndir ${dir}\nsentinel monitor ${masterName} 127.0.0.1 ${masterPort} 1\n`);
+    children.push(spawn('redis-server', [config, '--sentinel'], { stdio: 'ignore' }));
+    await until('the sentinel knew the master', async () => {
+      const answer = (await ask(sentinelPort, (redis) => redis.call('SENTINEL', 'get-master-addr-by-name', masterName))) as string[] | null;
+      return answer?.[1] === String(masterPort);
+    });
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { sentinels: `127.0.0.1:${sentinelPort}`, masterName, stop };
 }

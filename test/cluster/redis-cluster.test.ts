@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { INGEST_TOKEN } from '../support/app';
 import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
-import { redisClusterAvailable, startRedisCluster, type RedisClusterHandle } from '../support/redis-cluster';
+import { redisClusterAvailable, startRedisCluster, type RedisClusterHandle } from '../support/redis-servers';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
 import { expectDeliveredOnce, useScenario } from '../faults/support/scenario';
 import { processEnv } from '../faults/support/services';

@@ -6,6 +6,9 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { vi } from 'vitest';
 
+// Redis topologies for tests, on loopback ports: a Cluster (startRedisCluster) and a master
+// watched by Sentinel (startRedisSentinel).
+
 /**
  * A real Redis Cluster on loopback ports for tests: `masters` masters with one replica each,
  * made with `redis-server --cluster-enabled yes` and `redis-cli --cluster create`, nothing kept on

@@ -1,37 +1,27 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
-import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from '../support/smtp';
+import { describe, expect, it, vi } from 'vitest';
+import { makeEvent, usePipeline } from '../support/pipeline';
+import type { ReceivedMail } from '../support/smtp';
 import { waitUntilSettled } from '../support/wait';
 
 const RULES = '/v1/platform/notification-rules';
 
 describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP server', () => {
-  let smtp: TestSmtpServer;
-  let p: PipelineHarness;
+  const t = usePipeline();
 
-  beforeAll(async () => {
-    smtp = await startSmtpServer();
-    p = await startPipeline(smtp);
-  });
-  afterAll(async () => {
-    await p.stop();
-    await smtp.close();
-  });
-
-  const mailsTo = (email: string): ReceivedMail[] => smtp.received.filter((mail) => mail.to.includes(email));
+  const mailsTo = (email: string): ReceivedMail[] => t.smtp.received.filter((mail) => mail.to.includes(email));
   async function waitForMails(email: string, count: number, timeoutMs = 10_000): Promise<ReceivedMail[]> {
     await expect.poll(() => mailsTo(email).length, { timeout: timeoutMs, interval: 25, message: `e-mails to ${email}` }).toBeGreaterThanOrEqual(count);
     return mailsTo(email);
   }
   async function ingest(events: unknown[]): Promise<void> {
-    const response = await p.ingest({ events });
+    const response = await t.p.ingest({ events });
     expect(response.statusCode, response.body).toBe(202);
   }
 
   it('sends an instant rule its first match at once, naming organization, count and kind', async () => {
-    const org = await p.createOrg({ name: 'Acme Corp' });
+    const org = await t.p.createOrg({ name: 'Acme Corp' });
     const member = org.members[0]!;
-    await p.createRule(org.key, { name: 'Open ports', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
+    await t.p.createRule(org.key, { name: 'Open ports', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
     const event = makeEvent(org.id, { title: 'Port 3389 (RDP) open on mail.example.com' });
     await ingest([event]);
     const [mail] = await waitForMails(member.email, 1);
@@ -42,35 +32,35 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
     expect(mail!.text).toContain('Port 3389 (RDP) open on mail.example.com');
     expect(mail!.html.replaceAll('&#x2F;', '/')).toMatch(/href="https:\/\/platform\.example\.com\/findings\/1"/);
     expect(mail!.messageId).toMatch(/^<[0-9a-f-]{36}@notify\.test>$/);
-    const { rows } = await p.db.pool.query(`SELECT status, attempts, message_id, sent_at FROM deliveries WHERE email = $1`, [member.email]);
+    const { rows } = await t.p.db.pool.query(`SELECT status, attempts, message_id, sent_at FROM deliveries WHERE email = $1`, [member.email]);
     expect(rows).toEqual([expect.objectContaining({ status: 'sent', attempts: 1, message_id: mail!.messageId })]);
   });
 
   it('coalesces a burst that follows the first e-mail into one more e-mail', async () => {
-    const org = await p.createOrg();
+    const org = await t.p.createOrg();
     const member = org.members[0]!;
-    await p.createRule(org.key, { name: 'Burst', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
+    await t.p.createRule(org.key, { name: 'Burst', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
     await ingest([makeEvent(org.id, { title: 'first' })]);
     await waitForMails(member.email, 1);
     for (let i = 0; i < 5; i++) await ingest([makeEvent(org.id, { title: `burst ${i}` })]);
     const mails = await waitForMails(member.email, 2);
-    await waitUntilSettled(p.db);
+    await waitUntilSettled(t.p.db);
     expect(mailsTo(member.email)).toHaveLength(2);
     for (let i = 0; i < 5; i++) expect(mails[1]!.html).toContain(`burst ${i}`);
     expect(mails[1]!.subject).toMatch(/5\b/);
   });
 
   it('holds digest matches until their period, and a flush sends one digest per member now', async () => {
-    const org = await p.createOrg({ memberCount: 2 });
+    const org = await t.p.createOrg({ memberCount: 2 });
     const [a, b] = org.members;
-    const rule = await p.createRule(org.key, {
+    const rule = await t.p.createRule(org.key, {
       name: 'Daily', scope: 'asset_ssl_changed', frequency: 'daily', delivery_hour: 6,
       members: [a!.team_member_uuid, b!.team_member_uuid],
     });
     await ingest([1, 2, 3].map((i) => makeEvent(org.id, { scope: 'asset_ssl_changed', asset: `host${i}.example.com`, title: `Certificate changed ${i}` })));
-    await waitUntilSettled(p.db);
+    await waitUntilSettled(t.p.db);
     expect(mailsTo(a!.email)).toHaveLength(0);
-    const flush = await p.admin('POST', `/admin/v1/notification-rules/${rule.id}/flush`);
+    const flush = await t.p.admin('POST', `/admin/v1/notification-rules/${rule.id}/flush`);
     expect(flush.statusCode).toBe(202);
     expect(flush.json()).toEqual({ matches: 3, deliveries: 2 });
     const [toA] = await waitForMails(a!.email, 1);
@@ -81,13 +71,13 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
     }
     expect(toA!.messageId).not.toBe(toB!.messageId);
     // Nothing is left to send: a second flush finds nothing.
-    expect((await p.admin('POST', `/admin/v1/notification-rules/${rule.id}/flush`)).json()).toEqual({ matches: 0, deliveries: 0 });
+    expect((await t.p.admin('POST', `/admin/v1/notification-rules/${rule.id}/flush`)).json()).toEqual({ matches: 0, deliveries: 0 });
   });
 
   it('sends only what the strategy lets through', async () => {
-    const org = await p.createOrg();
+    const org = await t.p.createOrg();
     const member = org.members[0]!;
-    await p.createRule(org.key, {
+    await t.p.createRule(org.key, {
       name: 'Critical production', scope: 'new_vulnerability_detected', members: [member.team_member_uuid],
       strategy: { must: [{ name: 'severity', type: 'gte', value: 'high' }], must_not: [{ name: 'tags', type: 'contains_any', value: ['test'] }] },
     });
@@ -97,7 +87,7 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
       makeEvent(org.id, { scope: 'new_vulnerability_detected', severity: 'critical', tags: ['production'], title: 'the one' }),
     ]);
     const [mail] = await waitForMails(member.email, 1);
-    await waitUntilSettled(p.db);
+    await waitUntilSettled(t.p.db);
     expect(mailsTo(member.email)).toHaveLength(1);
     expect(mail!.html).toContain('the one');
     expect(mail!.html).not.toContain('too low');
@@ -105,43 +95,43 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
   });
 
   it('sends nothing for a disabled rule, another scope or another organization', async () => {
-    const org = await p.createOrg();
-    const other = await p.createOrg();
+    const org = await t.p.createOrg();
+    const other = await t.p.createOrg();
     const member = org.members[0]!;
-    const rule = await p.createRule(org.key, { name: 'Off', scope: 'new_open_port_detected', members: [member.team_member_uuid], enabled: false });
-    await p.createRule(org.key, { name: 'Other scope', scope: 'asset_dns_changed', members: [member.team_member_uuid] });
+    const rule = await t.p.createRule(org.key, { name: 'Off', scope: 'new_open_port_detected', members: [member.team_member_uuid], enabled: false });
+    await t.p.createRule(org.key, { name: 'Other scope', scope: 'asset_dns_changed', members: [member.team_member_uuid] });
     await ingest([makeEvent(org.id), makeEvent(other.id, { scope: 'asset_dns_changed' })]);
-    await waitUntilSettled(p.db);
+    await waitUntilSettled(t.p.db);
     expect(mailsTo(member.email)).toHaveLength(0);
     // Enabled again, the next event goes out.
-    const enabled = await p.api(org.key, 'PUT', `${RULES}/${rule.id}`, { name: 'Off', members: [member.team_member_uuid], enabled: true });
+    const enabled = await t.p.api(org.key, 'PUT', `${RULES}/${rule.id}`, { name: 'Off', members: [member.team_member_uuid], enabled: true });
     expect(enabled.statusCode).toBe(200);
     // The match stage's rule index follows the change within a second (Redis pub/sub).
     const announcedAt = Date.now();
-    await p.waitForIndex(rule.id, true);
+    await t.p.waitForIndex(rule.id, true);
     expect(Date.now() - announcedAt).toBeLessThan(1000);
     await ingest([makeEvent(org.id)]);
     await waitForMails(member.email, 1);
   });
 
   it('treats a re-sent event id as the same event: one e-mail', async () => {
-    const org = await p.createOrg();
+    const org = await t.p.createOrg();
     const member = org.members[0]!;
-    await p.createRule(org.key, { name: 'Dup', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
+    await t.p.createRule(org.key, { name: 'Dup', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
     const event = makeEvent(org.id);
     await ingest([event]);
-    const again = await p.ingest({ events: [event] });
+    const again = await t.p.ingest({ events: [event] });
     expect(again.statusCode).toBe(202);
     expect(again.json()).toEqual({ accepted: 0, duplicates: 1 });
     await waitForMails(member.email, 1);
-    await waitUntilSettled(p.db);
+    await waitUntilSettled(t.p.db);
     expect(mailsTo(member.email)).toHaveLength(1);
   });
 
   it('escapes event text: no HTML, script or link injection', async () => {
-    const org = await p.createOrg({ name: 'Acme <b>Bold</b>' });
+    const org = await t.p.createOrg({ name: 'Acme <b>Bold</b>' });
     const member = org.members[0]!;
-    await p.createRule(org.key, { name: 'Escape', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
+    await t.p.createRule(org.key, { name: 'Escape', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
     await ingest([makeEvent(org.id, {
       title: '<script>alert("x")</script><img src=x onerror=alert(1)>',
       asset: '"><a href="https://evil.example">click</a>',
@@ -158,53 +148,43 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
   });
 
   it('stops e-mails to a removed member', async () => {
-    const org = await p.createOrg({ memberCount: 2 });
+    const org = await t.p.createOrg({ memberCount: 2 });
     const [stay, leave] = org.members;
-    await p.createRule(org.key, { name: 'Two', scope: 'new_open_port_detected', members: [stay!.team_member_uuid, leave!.team_member_uuid] });
-    expect((await p.admin('DELETE', `/admin/v1/organizations/${org.id}/members/${leave!.team_member_uuid}`)).statusCode).toBe(204);
+    await t.p.createRule(org.key, { name: 'Two', scope: 'new_open_port_detected', members: [stay!.team_member_uuid, leave!.team_member_uuid] });
+    expect((await t.p.admin('DELETE', `/admin/v1/organizations/${org.id}/members/${leave!.team_member_uuid}`)).statusCode).toBe(204);
     await ingest([makeEvent(org.id)]);
     await waitForMails(stay!.email, 1);
-    await waitUntilSettled(p.db);
+    await waitUntilSettled(t.p.db);
     expect(mailsTo(leave!.email)).toHaveLength(0);
   });
 
   it('drops pending digest matches when the rule is disabled or deleted', async () => {
-    const org = await p.createOrg();
+    const org = await t.p.createOrg();
     const member = org.members[0]!;
     const body = { name: 'Weekly', scope: 'new_asset_discovered', frequency: 'weekly', members: [member.team_member_uuid] };
-    const rule = await p.createRule(org.key, body);
+    const rule = await t.p.createRule(org.key, body);
     await ingest([makeEvent(org.id, { scope: 'new_asset_discovered' })]);
-    const pending = async () => (await p.db.pool.query(`SELECT count(*)::int AS n FROM matches WHERE rule_id = $1 AND status = 'pending'`, [rule.id])).rows[0].n as number;
+    const pending = async () => (await t.p.db.pool.query(`SELECT count(*)::int AS n FROM matches WHERE rule_id = $1 AND status = 'pending'`, [rule.id])).rows[0].n as number;
     await expect.poll(pending, { timeout: 5000, interval: 25 }).toBe(1);
-    const disabled = await p.api(org.key, 'PUT', `${RULES}/${rule.id}`, { name: body.name, members: body.members, enabled: false });
+    const disabled = await t.p.api(org.key, 'PUT', `${RULES}/${rule.id}`, { name: body.name, members: body.members, enabled: false });
     expect(disabled.statusCode, disabled.body).toBe(200);
     expect(await pending()).toBe(0);
-    const { rows } = await p.db.pool.query(`SELECT status FROM matches WHERE rule_id = $1`, [rule.id]);
+    const { rows } = await t.p.db.pool.query(`SELECT status FROM matches WHERE rule_id = $1`, [rule.id]);
     expect(rows).toEqual([{ status: 'dropped' }]);
     // Deleting the rule removes what was left of it.
-    expect((await p.api(org.key, 'DELETE', `${RULES}/${rule.id}`)).statusCode).toBe(204);
-    expect((await p.db.pool.query(`SELECT count(*)::int AS n FROM matches WHERE rule_id = $1`, [rule.id])).rows[0].n).toBe(0);
-    expect((await p.admin('POST', `/admin/v1/notification-rules/${rule.id}/flush`)).statusCode).toBe(404);
+    expect((await t.p.api(org.key, 'DELETE', `${RULES}/${rule.id}`)).statusCode).toBe(204);
+    expect((await t.p.db.pool.query(`SELECT count(*)::int AS n FROM matches WHERE rule_id = $1`, [rule.id])).rows[0].n).toBe(0);
+    expect((await t.p.admin('POST', `/admin/v1/notification-rules/${rule.id}/flush`)).statusCode).toBe(404);
   });
 });
 
 describe('SMTP failures', () => {
-  let smtp: TestSmtpServer;
-  let p: PipelineHarness;
-
-  beforeAll(async () => {
-    smtp = await startSmtpServer();
-    p = await startPipeline(smtp);
-  });
-  afterAll(async () => {
-    await p.stop();
-    await smtp.close();
-  });
+  const t = usePipeline();
 
   async function deliveryOf(email: string, status: string) {
     return vi.waitFor(
       async () => {
-        const { rows } = await p.db.pool.query(`SELECT id, status, attempts, last_error, message_id FROM deliveries WHERE email = $1`, [email]);
+        const { rows } = await t.p.db.pool.query(`SELECT id, status, attempts, last_error, message_id FROM deliveries WHERE email = $1`, [email]);
         expect(rows[0], `the delivery to ${email}`).toMatchObject({ status });
         return rows[0];
       },
@@ -213,35 +193,35 @@ describe('SMTP failures', () => {
   }
 
   it('retries a transient failure (451) with backoff until it is accepted', async () => {
-    const org = await p.createOrg();
+    const org = await t.p.createOrg();
     const member = org.members[0]!;
-    smtp.setVerdict(({ to, attempt }) => (to.includes(member.email) && attempt <= 2 ? { code: 451, message: 'Try again later' } : 'accept'));
-    await p.createRule(org.key, { name: 'Retry', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
-    await p.ingest({ events: [makeEvent(org.id)] });
+    t.smtp.setVerdict(({ to, attempt }) => (to.includes(member.email) && attempt <= 2 ? { code: 451, message: 'Try again later' } : 'accept'));
+    await t.p.createRule(org.key, { name: 'Retry', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
+    await t.p.ingest({ events: [makeEvent(org.id)] });
     const row = await deliveryOf(member.email, 'sent');
     expect(row.attempts).toBe(3);
-    expect(smtp.received.filter((mail) => mail.to.includes(member.email))).toHaveLength(1);
+    expect(t.smtp.received.filter((mail) => mail.to.includes(member.email))).toHaveLength(1);
   });
 
   it('records a permanent failure (550) without retrying, and an operator can retry it', async () => {
-    const org = await p.createOrg();
+    const org = await t.p.createOrg();
     const member = org.members[0]!;
     let refuse = true;
-    smtp.setVerdict(({ to }) => (refuse && to.includes(member.email) ? { code: 550, message: 'No such user' } : 'accept'));
-    const rule = await p.createRule(org.key, { name: 'Refused', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
-    await p.ingest({ events: [makeEvent(org.id)] });
+    t.smtp.setVerdict(({ to }) => (refuse && to.includes(member.email) ? { code: 550, message: 'No such user' } : 'accept'));
+    const rule = await t.p.createRule(org.key, { name: 'Refused', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
+    await t.p.ingest({ events: [makeEvent(org.id)] });
     const row = await deliveryOf(member.email, 'failed');
     expect(row.attempts).toBe(1);
     expect(String(row.last_error)).toContain('550');
-    const listed = await p.admin('GET', `/admin/v1/notification-rules/${rule.id}/deliveries?status=failed&limit=10`);
+    const listed = await t.p.admin('GET', `/admin/v1/notification-rules/${rule.id}/deliveries?status=failed&limit=10`);
     expect(listed.statusCode).toBe(200);
     expect(listed.json().results).toEqual([expect.objectContaining({ id: row.id, status: 'failed', attempts: 1 })]);
 
     refuse = false;
-    const retried = await p.admin('POST', `/admin/v1/deliveries/${row.id}/retry`);
+    const retried = await t.p.admin('POST', `/admin/v1/deliveries/${row.id}/retry`);
     expect(retried.statusCode).toBe(202);
     const sent = await deliveryOf(member.email, 'sent');
     expect(sent.attempts).toBe(2);
-    expect((await p.admin('POST', `/admin/v1/deliveries/${row.id}/retry`)).statusCode).toBe(409);
+    expect((await t.p.admin('POST', `/admin/v1/deliveries/${row.id}/retry`)).statusCode).toBe(409);
   });
 });

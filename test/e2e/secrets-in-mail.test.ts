@@ -3,10 +3,10 @@
  * the whole pipeline and a real SMTP server, shows none of it (README: what e-mails mask), while
  * the stored event keeps it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectNoSecret, LEAKED } from '../../packages/mail/src/testing/secrets';
-import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
-import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from '../support/smtp';
+import { makeEvent, usePipeline } from '../support/pipeline';
+import type { ReceivedMail } from '../support/smtp';
 
 function partsOf(mail: ReceivedMail): Record<string, string> {
   const headers = [...mail.parsed.headers.entries()].map(([name, value]) => `${name}: ${JSON.stringify(value)}`).join('\n');
@@ -15,17 +15,7 @@ function partsOf(mail: ReceivedMail): Record<string, string> {
 }
 
 describe('secrets in e-mails, end to end', () => {
-  let smtp: TestSmtpServer;
-  let p: PipelineHarness;
-
-  beforeAll(async () => {
-    smtp = await startSmtpServer();
-    p = await startPipeline(smtp);
-  });
-  afterAll(async () => {
-    await p.stop();
-    await smtp.close();
-  });
+  const t = usePipeline();
 
   const secretEvent = (orgId: string, scope: string) =>
     makeEvent(orgId, {
@@ -38,21 +28,21 @@ describe('secrets in e-mails, end to end', () => {
     });
 
   it('an instant alert and a digest of credential findings show no secret in any part or header', async () => {
-    const org = await p.createOrg({ memberCount: 2 });
+    const org = await t.p.createOrg({ memberCount: 2 });
     const [instant, digest] = org.members;
-    await p.createRule(org.key, { name: 'Employee credentials', scope: 'new_employee_credential_detected', members: [instant!.team_member_uuid] });
-    const daily = await p.createRule(org.key, {
+    await t.p.createRule(org.key, { name: 'Employee credentials', scope: 'new_employee_credential_detected', members: [instant!.team_member_uuid] });
+    const daily = await t.p.createRule(org.key, {
       name: 'Payment credentials', scope: 'new_payment_credential_detected', frequency: 'daily', delivery_hour: 6, members: [digest!.team_member_uuid],
     });
     const events = [secretEvent(org.id, 'new_employee_credential_detected'), secretEvent(org.id, 'new_payment_credential_detected'), secretEvent(org.id, 'new_payment_credential_detected')];
-    const ingest = await p.ingest({ events });
+    const ingest = await t.p.ingest({ events });
     expect(ingest.statusCode, ingest.body).toBe(202);
-    await smtp.waitFor(1);
-    expect((await p.admin('POST', `/admin/v1/notification-rules/${daily.id}/flush`)).statusCode).toBe(202);
-    await smtp.waitFor(2);
+    await t.smtp.waitFor(1);
+    expect((await t.p.admin('POST', `/admin/v1/notification-rules/${daily.id}/flush`)).statusCode).toBe(202);
+    await t.smtp.waitFor(2);
 
-    const [alert] = smtp.received.filter((mail) => mail.to.includes(instant!.email));
-    const [summary] = smtp.received.filter((mail) => mail.to.includes(digest!.email));
+    const [alert] = t.smtp.received.filter((mail) => mail.to.includes(instant!.email));
+    const [summary] = t.smtp.received.filter((mail) => mail.to.includes(digest!.email));
     for (const mail of [alert!, summary!]) {
       expectNoSecret(partsOf(mail));
       expect(mail.text).toContain('•••• 1111');
@@ -61,7 +51,7 @@ describe('secrets in e-mails, end to end', () => {
     expect(alert!.subject).toContain('Card •••• 1111 found in a paste');
 
     // The record keeps what the scanner found.
-    const { rows } = await p.db.pool.query(`SELECT data FROM events WHERE organization_id = $1`, [org.id]);
+    const { rows } = await t.p.db.pool.query(`SELECT data FROM events WHERE organization_id = $1`, [org.id]);
     expect(rows).toHaveLength(3);
     for (const row of rows) expect(row.data.password).toBe(LEAKED.password);
   });

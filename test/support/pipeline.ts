@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { startProcess, type RunningProcess } from '../../apps/server/src/process';
 import { ADMIN_TOKEN, GENEROUS_AUTH_BUDGETS, INGEST_TOKEN } from './app';
 import { createTestDatabase, DATABASE_URL, REDIS_URL } from './database';
-import type { TestSmtpServer } from './smtp';
+import { startSmtpServer, type TestSmtpServer } from './smtp';
 import type { LightMyRequestResponse } from 'fastify';
-import { expect, vi } from 'vitest';
+import { afterAll, beforeAll, expect, vi } from 'vitest';
 
 export interface PipelineHarness {
   process: RunningProcess;
@@ -141,4 +141,27 @@ export function makeEvent(organizationId: string, overrides: Record<string, unkn
     data: { port: 3389, service: 'rdp' },
     ...overrides,
   };
+}
+
+/** The SMTP server and the pipeline a test file's `describe` shares. */
+export interface PipelineFixture {
+  smtp: TestSmtpServer;
+  p: PipelineHarness;
+}
+
+/**
+ * Starts a real SMTP server and the whole pipeline before the enclosing `describe`'s tests and
+ * stops both after them; the fields are filled in by the time a test runs.
+ */
+export function usePipeline(env: Record<string, string> = {}, options: PipelineOptions = {}): PipelineFixture {
+  const fixture = {} as PipelineFixture;
+  beforeAll(async () => {
+    fixture.smtp = await startSmtpServer();
+    fixture.p = await startPipeline(fixture.smtp, env, options);
+  });
+  afterAll(async () => {
+    await fixture.p?.stop();
+    await fixture.smtp?.close();
+  });
+  return fixture;
 }

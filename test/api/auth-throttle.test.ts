@@ -102,6 +102,7 @@ describe('failed authentication is throttled per client address', () => {
     ['ingest', 'POST', '/v1/ingest/events', INGEST_TOKEN],
     ['/metrics', 'GET', '/metrics', METRICS_TOKEN],
     ['readiness details', 'GET', '/health/ready', ADMIN_TOKEN],
+    ['the operator API document', 'GET', '/admin/openapi.json', ADMIN_TOKEN],
   ] as const)('wrong bearer tokens on %s get 429 after the budget, then so does the right one', async (_label, method, url, right) => {
     const remoteAddress = address();
     const payload = method === 'POST' ? { events: [] } : undefined;

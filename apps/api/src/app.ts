@@ -155,7 +155,7 @@ export async function buildApp(deps: AppDeps, options: { logger?: FastifyServerO
     ingestTokens: config.ingestTokens,
     throttle,
   });
-  await app.register(openapiPlugin);
+  await app.register(openapiPlugin, { throttle });
   await app.register(healthRoutes, { deps, throttle });
   await app.register(notificationRuleRoutes, { deps });
   await app.register(assetSearchRoutes, { deps });

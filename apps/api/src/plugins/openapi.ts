@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -6,6 +6,8 @@ import { describeErrorCatalog, GatewayError } from '../errors/catalog';
 import { FiltersShape } from '../schemas/filters';
 import { AssetFiltersShape } from '../schemas/asset-filters';
 import { ASSET_FILTERS_KEYWORD } from './ajv-filters';
+import { checkCheapCredential, type AuthThrottle } from './auth-throttle';
+import { bearerToken } from './bearer';
 
 /** The condition-language fields validate through `x-filters`; the document shows their shape. */
 function showFilterShapes(node: unknown): unknown {
@@ -138,13 +140,7 @@ export function documentFor(whole: OpenApiDocument, audience: OpenApiAudience, i
   };
 }
 
-function bearerToken(request: FastifyRequest): string | undefined {
-  const header = request.headers.authorization;
-  if (typeof header !== 'string') return undefined;
-  return /^Bearer\s+(.+)$/i.exec(header.trim())?.[1];
-}
-
-async function openapiPlugin(app: FastifyInstance): Promise<void> {
+async function openapiPlugin(app: FastifyInstance, options: { throttle: AuthThrottle }): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -189,7 +185,13 @@ async function openapiPlugin(app: FastifyInstance): Promise<void> {
     });
     operators.addHook('onRequest', async (request, reply) => {
       const token = bearerToken(request);
-      if (token !== undefined ? sessions.checkToken(token) : (await sessions.read(request)) !== null) return;
+      if (token !== undefined) {
+        // A wrong operator token spends the address's failure budget, as on every other admin route.
+        await checkCheapCredential(options.throttle, request, token, () => sessions.checkToken(token), () =>
+          new GatewayError('unauthorized', { 'www-authenticate': 'Bearer realm="admin"' }));
+        return;
+      }
+      if ((await sessions.read(request)) !== null) return;
       const path = request.url.split('?')[0]!;
       const page = request.method === 'GET' && path.startsWith('/admin/docs') && !/\/(json|yaml)$/.test(path);
       if (page && token === undefined) return reply.redirect(`/admin/login?next=${encodeURIComponent(request.url)}`);

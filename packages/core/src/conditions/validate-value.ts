@@ -2,6 +2,7 @@ import { SEVERITIES } from '../scopes';
 import type { FieldKind } from './fields';
 import { jsonTypeName } from './json';
 import { MESSAGES } from './messages';
+import { isRealUtcOffset } from '../rules/list-query';
 import type { ConditionIssue, Operator } from './types';
 import { CONDITION_LIMITS } from './types';
 
@@ -42,9 +43,6 @@ const boolean: ScalarCheck = (v) => (typeof v === 'boolean' ? null : MESSAGES.bo
 
 const ISO_DATETIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):?(\d{2}))?$/;
 
-/** Real offsets run from -12:00 to +14:00; PostgreSQL refuses some beyond (+99:99 was a 500). */
-const MAX_OFFSET_MINUTES = 14 * 60;
-
 const isoDatetime: ScalarCheck = (v) => {
   if (typeof v !== 'string') return MESSAGES.string;
   const text = checkText(v, false);
@@ -52,7 +50,8 @@ const isoDatetime: ScalarCheck = (v) => {
   const m = ISO_DATETIME.exec(v);
   if (!m) return MESSAGES.datetime;
   const [year, month, day, hour, minute, second, offsetHours, offsetMinutes] = m.slice(1).map((part) => Number(part ?? 0)) as number[];
-  if (offsetMinutes! > 59 || offsetHours! * 60 + offsetMinutes! > MAX_OFFSET_MINUTES) return MESSAGES.datetime;
+  // PostgreSQL refuses some offsets beyond a real zone's (+99:99 was a 500).
+  if (!isRealUtcOffset(offsetHours!, offsetMinutes!)) return MESSAGES.datetime;
   // The pattern accepts 2024-02-31T25:61; a round trip through Date.UTC rejects impossible parts.
   const date = new Date(Date.UTC(year!, month! - 1, day!, hour!, minute!, second!));
   const valid =

@@ -186,7 +186,9 @@ describe('parseIngestRequest: fields', () => {
   it('accepts every documented date-time form and refuses impossible dates', () => {
     expect(parseIngestBody(wire({ occurred_at: '2026-11-20T11:15:00.123456+01:00' }))[0]!.occurredAt.toISOString()).toBe('2026-11-20T10:15:00.123Z');
     expect(parseIngestBody(wire({ occurred_at: '2026-11-20T10:15' }))[0]!.occurredAt.toISOString()).toBe('2026-11-20T10:15:00.000Z');
-    for (const value of ['2026-02-30T00:00:00Z', '2026-11-20T24:00:00Z', 'yesterday', 1763633700]) {
+    // The widest real offsets, +14:00 (Kiribati) and -12:00, are times; +20:00 is not (below).
+    expect(parseIngestBody(wire({ occurred_at: '2026-11-20T10:15:00+14:00' }))[0]!.occurredAt.toISOString()).toBe('2026-11-19T20:15:00.000Z');
+    for (const value of ['2026-02-30T00:00:00Z', '2026-11-20T24:00:00Z', 'yesterday', 1763633700, '2026-11-20T10:15:00+20:00', '2026-11-20T10:15:00-0960']) {
       expect(issuesOf(wire({ occurred_at: value }))).toEqual([{ param: 'occurred_at', details: [expect.stringMatching(/^Datetime has wrong format/)] }]);
     }
   });

@@ -38,10 +38,22 @@ export type RawQuery = Record<string, string | string[] | undefined>;
 // query string turned into a space is taken back as '+').
 const DATETIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?)?(Z|[+\- ]\d{2}:?\d{2})?$/i;
 
+/** Real UTC offsets run from -12:00 to +14:00; beyond that (+99:99, +2400) is no time zone at all. */
+export const MAX_UTC_OFFSET_MINUTES = 14 * 60;
+
+/** An offset's `HH`, `MM` within a real time zone's range. */
+export function isRealUtcOffset(hours: number, minutes: number): boolean {
+  return minutes <= 59 && hours * 60 + minutes <= MAX_UTC_OFFSET_MINUTES;
+}
+
 export function parseIsoDateTime(raw: string): Date | undefined {
   const match = DATETIME.exec(raw.trim());
   if (!match) return undefined;
   const [, year, month, day, hour = '00', minute = '00', second = '00', fraction = '0', zone = 'Z'] = match;
+  if (zone.toUpperCase() !== 'Z') {
+    const digits = zone.slice(1).replace(':', '');
+    if (!isRealUtcOffset(Number(digits.slice(0, 2)), Number(digits.slice(2)))) return undefined;
+  }
   const offset = zone.toUpperCase() === 'Z' ? 'Z' : `${zone[0] === '-' ? '-' : '+'}${zone.slice(1).replace(':', '').replace(/^(\d{2})(\d{2})$/, '$1:$2')}`;
   const iso = `${year}-${month}-${day}T${hour}:${minute}:${second}.${fraction.padEnd(3, '0').slice(0, 3)}${offset}`;
   const date = new Date(iso);

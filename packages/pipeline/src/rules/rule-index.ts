@@ -9,6 +9,8 @@ import { loadEnabledRules, type DatabaseHandle, type EnabledRule } from '@notify
  * match process's event loop for all of it, and every other organization's jobs (and the job locks'
  * renewals) would wait behind it.
  */
+/** How many rule evaluations go between two looks at the clock. */
+const CLOCK_EVERY = 8;
 const EVALUATION_SLICE_MS = 10;
 
 /** An enabled rule as the match stage holds it: strategy compiled once. */
@@ -72,12 +74,15 @@ export class RuleIndex {
   ): Promise<Array<{ rule: IndexedRule; event: E }>> {
     const matched: Array<{ rule: IndexedRule; event: E }> = [];
     let sliceStarted = performance.now();
+    let evaluations = 0;
     for (const event of events) {
       const matchable = toMatchable(event);
       // A refresh during a turn replaces the list rather than changing it, so this one stays whole.
       for (const rule of this.rulesFor(event.organization_id, event.scope)) {
         if (rule.matches(matchable)) matched.push({ rule, event });
-        if (performance.now() - sliceStarted >= EVALUATION_SLICE_MS) {
+        // The clock is read every CLOCK_EVERY evaluations, not per rule: even the costliest strategy
+        // the budget allows (about 0.7 ms) keeps a slice near EVALUATION_SLICE_MS.
+        if (++evaluations % CLOCK_EVERY === 0 && performance.now() - sliceStarted >= EVALUATION_SLICE_MS) {
           await nextTurn();
           sliceStarted = performance.now();
         }

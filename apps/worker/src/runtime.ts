@@ -156,7 +156,7 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
     stops.push(
       every(config.pipeline.reconcileIntervalMs, async () => {
         const result = await reconcile(pipeline, { graceMs: config.pipeline.reconcileGraceMs });
-        if (result.events || result.deliveries) logger.info(result, 'reconciler re-requested lost work');
+        if (result.events || result.periods || result.deliveries) logger.info(result, 'reconciler re-requested lost work');
       }, logger, 'reconcile'),
     );
     logger.info('schedule role started');

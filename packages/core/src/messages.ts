@@ -22,6 +22,8 @@ export const messages = {
   nullCharacter: 'Null characters are not allowed.',
   datetime: 'Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].',
   email: 'Enter a valid email address.',
+  /** DRF's URLField. */
+  url: 'Enter a valid URL.',
   unknownMember: (id: string) => `Invalid pk "${id}" - object does not exist.`,
   immutable: 'This field cannot be changed.',
   object: (type: string) => `Invalid data. Expected a dictionary, but got ${type}.`,

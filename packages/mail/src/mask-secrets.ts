@@ -1,4 +1,5 @@
 import type { EventDetails } from '@notify/core';
+import { isUuid } from '@notify/core';
 
 /**
  * E-mail is not a channel for secrets. Events of credential and breach scopes carry the leaked
@@ -160,16 +161,6 @@ function isTokenChar(c: number): boolean {
 
 const MIN_TOKEN_LENGTH = 20;
 const counts = new Uint16Array(128);
-
-function isUuid(word: string): boolean {
-  if (word.length !== 36) return false;
-  for (let i = 0; i < 36; i++) {
-    const c = word.charCodeAt(i);
-    const dash = i === 8 || i === 13 || i === 18 || i === 23;
-    if (dash ? c !== 45 : !(isDigit(c) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70))) return false;
-  }
-  return true;
-}
 
 /**
  * Looks like a key or token: 20 characters or more, and either hexadecimal of 32 or more (hashes,

@@ -1,10 +1,11 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { RedisClient } from '@notify/queues';
 import type { Logger } from '@notify/observability';
 import { redisKeys } from '@notify/queues';
+import { sameSecret } from './bearer';
 
 /**
  * Operator browser sessions: the queue dashboard and the console under `/admin`.
@@ -65,9 +66,6 @@ export interface AdminSessionOptions {
   secure?: boolean;
 }
 
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
-}
 
 async function adminSessionPlugin(app: FastifyInstance, options: AdminSessionOptions): Promise<void> {
   const { adminToken, redis, logger } = options;
@@ -89,7 +87,7 @@ async function adminSessionPlugin(app: FastifyInstance, options: AdminSessionOpt
     enabled: Boolean(adminToken),
     checkToken(presented) {
       if (!adminToken) return false;
-      return timingSafeEqual(digest(presented), digest(adminToken));
+      return sameSecret(presented, adminToken);
     },
     open(request, reply) {
       const session = { id: randomBytes(18).toString('base64url'), expiresAt: Date.now() + ttlMs };

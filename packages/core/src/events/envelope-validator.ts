@@ -17,8 +17,7 @@ export const ingestMessages = {
   nullCharacters: 'Null characters are not allowed.',
   controlCharacters: 'Control characters are not allowed.',
   unpairedSurrogates: 'Unpaired surrogate characters are not allowed.',
-  /** DRF's URLField. */
-  url: 'Enter a valid URL.',
+  url: messages.url,
   /** DRF's JSONField. */
   json: 'Value must be valid JSON.',
   dataSize: (bytes: number) => `Ensure this field has no more than ${bytes} bytes when serialized as JSON.`,

@@ -5,11 +5,11 @@ import { Nullable } from '../validation/schema-helpers';
 /**
  * The event: the one definition of its shape (product decisions §5). The schema below is what
  * scanners send to `POST /v1/ingest/events`; it documents the route (OpenAPI) and it is what the
- * validator compiles (envelope.ts), so the two cannot drift. Every other shape of an event in the
+ * validator compiles (envelope-validator.ts), so the two cannot drift. Every other shape of an event in the
  * code (the normalized event, a stored row, the in-platform input, what an e-mail shows) is a type
  * derived from it below.
  *
- * Two keywords of ours carry what JSON Schema cannot say (envelope-keywords.ts):
+ * Two keywords of ours carry what JSON Schema cannot say (envelope-validator.ts):
  * - `x-text` on a text field: storable in PostgreSQL (no NUL, no unpaired surrogate), no control
  *   characters (`multiline` allows tabs and line breaks), trimmed (`verbatim`: kept exactly as sent)
  *   before `minLength`/`maxLength` are checked, in code points as PostgreSQL counts;

@@ -22,7 +22,7 @@ const FORMAT_MESSAGES: Record<string, string> = {
   uuid: messages.uuid,
   email: messages.email,
   'date-time': messages.datetime,
-  uri: 'Enter a valid URL.',
+  uri: messages.url,
 };
 
 function formatMessage(format: unknown): string | undefined {

@@ -18,6 +18,8 @@ export interface RedisClusterHandle {
   /** `host:port,...` of every node, for REDIS_CLUSTER_NODES. */
   readonly nodes: string;
   readonly ports: number[];
+  /** The hash slot of `key`. */
+  slotOf(key: string): Promise<number>;
   /** The port of the master serving the slot of `key`. */
   masterOf(key: string): Promise<number>;
   /** SIGKILLs the node on `port` and waits until its slots are served by a promoted replica. */
@@ -124,6 +126,9 @@ export async function startRedisCluster(masters = 3): Promise<RedisClusterHandle
   return {
     nodes: ports.map((port) => `127.0.0.1:${port}`).join(','),
     ports,
+    async slotOf(key) {
+      return Number(await ask(ports.find((port) => processes.has(port))!, (redis) => redis.cluster('KEYSLOT', key)));
+    },
     async masterOf(key) {
       const slot = await ask(ports.find((port) => processes.has(port))!, (redis) => redis.cluster('KEYSLOT', key));
       const owner = (await mastersSeenBy(ports.find((port) => processes.has(port))!)).find((master) => inSlots(Number(slot), master.slots));

@@ -121,11 +121,10 @@ export class AuthThrottle {
 
   /**
    * Counts one attempt before an expensive check. Refused (and not to be checked) when it is over
-   * the address's budget or the fleet's (a `familiar` credential, a key seen valid, only the address's);
-   * give it back with `succeeded` when the credential is right.
+   * the address's budget or the fleet's; give it back with `succeeded` when the credential is right.
    */
-  async reserve(ip: string, options: { familiar?: boolean } = {}): Promise<Verdict> {
-    return this.count(ip, 'reserve', options.familiar === true);
+  async reserve(ip: string): Promise<Verdict> {
+    return this.count(ip, 'reserve');
   }
 
   /** Counts a failure of a cheap check; refused when that failure went over a budget. */
@@ -143,8 +142,7 @@ export class AuthThrottle {
     });
   }
 
-  /** `familiar`: a credential known to have been right (a key seen valid), held to its address's budget only. */
-  private async count(ip: string, kind: 'reserve' | 'failure', familiar = false): Promise<Verdict> {
+  private async count(ip: string, kind: 'reserve' | 'failure'): Promise<Verdict> {
     const address = clientKey(ip);
     let counts: number[];
     try {
@@ -160,7 +158,7 @@ export class AuthThrottle {
     const totalOver = kind === 'reserve' ? total > this.options.total : total >= this.options.total;
     if (addressOver) this.block(address, now + addressTtl);
     if (totalOver) this.totalBlockedUntil = now + totalTtl;
-    const refusedNow = kind === 'reserve' ? addressOver || (totalOver && !familiar) : perAddress > this.options.perAddress;
+    const refusedNow = kind === 'reserve' ? addressOver || totalOver : perAddress > this.options.perAddress;
     if (!refusedNow) return { allowed: true };
     const ttl = kind === 'reserve' && !addressOver ? totalTtl : addressTtl;
     return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(ttl / 1000)) };

@@ -92,9 +92,17 @@ async function authPlugin(app: FastifyInstance, options: AuthPluginOptions): Pro
     // A lookup costs a query: the attempt is counted before it, and given back if the key is right.
     // In a flood (the fleet over its budget) only keys this instance has seen valid are looked up.
     const familiar = options.keyCache.wasValid(presented);
-    const flooded = familiar ? undefined : throttle.totalRefusal();
+    if (familiar) {
+      // A key this instance has seen valid is nearly always still valid: no counting round trips on
+      // the way (its cache entry expires every API_KEY_CACHE_MS); only a lookup that fails counts.
+      const principal = await options.keyCache.resolve(presented);
+      if (principal) return principal;
+      const verdict = await throttle.failed(request.ip);
+      throw verdict.allowed ? badKey() : throttled(verdict);
+    }
+    const flooded = throttle.totalRefusal();
     if (flooded) throw throttled(flooded);
-    const verdict = await throttle.reserve(request.ip, { familiar });
+    const verdict = await throttle.reserve(request.ip);
     if (!verdict.allowed) throw throttled(verdict);
     let principal: KeyPrincipal | null;
     try {

@@ -86,4 +86,55 @@ describe('migration runner (Prisma-format migrations without the schema engine)'
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it('partitions the history already stored: every row kept, each in its month, matches beside their events', async () => {
+    const schema = newSchema();
+    const dir = await mkdtemp(join(tmpdir(), 'migrations-'));
+    try {
+      await cp(MIGRATIONS_DIR, dir, { recursive: true });
+      // The database as it was before partitioning: that migration and every later one not applied yet.
+      for (const later of (await readMigrations(dir)).filter((migration) => migration.name >= '20261124010000')) await rm(join(dir, later.name), { recursive: true });
+      await migrate({ url: DATABASE_URL, schema, migrationsDir: dir });
+      const s = `"${schema}"`;
+      await query(`INSERT INTO ${s}.organizations (id, name) VALUES ('00000000-0000-4000-8000-000000000001', 'o')`);
+      await query(`INSERT INTO ${s}.team_members (id, organization_id, email) VALUES ('00000000-0000-4000-8000-000000000002', '00000000-0000-4000-8000-000000000001', 'a@x.example')`);
+      await query(`INSERT INTO ${s}.notification_rules (id, organization_id, name, scope) VALUES ('00000000-0000-4000-8000-000000000003', '00000000-0000-4000-8000-000000000001', 'r', 'asset_dns_changed')`);
+      await query(
+        `INSERT INTO ${s}.events (organization_id, id, scope, occurred_at, asset, title, received_at)
+         VALUES ('00000000-0000-4000-8000-000000000001', 'old', 'asset_dns_changed', now(), 'a', 't', '2026-03-05T00:00:00Z'),
+                ('00000000-0000-4000-8000-000000000001', 'new', 'asset_dns_changed', now(), 'a', 't', now())`,
+      );
+      await query(
+        `INSERT INTO ${s}.matches (rule_id, organization_id, event_id, period_key, due_at)
+         SELECT '00000000-0000-4000-8000-000000000003', organization_id, id, 'p-' || id, now() FROM ${s}.events`,
+      );
+      await query(
+        `INSERT INTO ${s}.deliveries (id, rule_id, team_member_id, email, period_key, event_count, created_at)
+         VALUES (gen_random_uuid(), '00000000-0000-4000-8000-000000000003', '00000000-0000-4000-8000-000000000002', 'a@x.example', 'p-old', 1, '2026-03-06T00:00:00Z')`,
+      );
+      const max = (await query<{ max: string }>(`SELECT max(id)::text AS max FROM ${s}.matches`))[0]!.max;
+
+      expect((await migrate({ url: DATABASE_URL, schema }))[0]).toBe('20261124010000_partitioned_history');
+
+      const where = async (table: string) =>
+        (await query<{ part: string }>(`SELECT tableoid::regclass::text AS part FROM ${s}.${table} ORDER BY 1`)).map((row) => row.part.replace(`${schema}.`, ''));
+      const month = new Date().toISOString().slice(0, 7).replace('-', '_');
+      expect(await where('events')).toEqual([`events_p2026_03`, `events_p${month}`].sort());
+      expect(await where('matches')).toEqual([`matches_p2026_03`, `matches_p${month}`].sort());
+      expect(await where('deliveries')).toEqual(['deliveries_p2026_03']);
+      const matches = await query<{ event_id: string; event_received_at: Date }>(`SELECT event_id, event_received_at FROM ${s}.matches ORDER BY event_id`);
+      expect(matches.map((m) => m.event_id)).toEqual(['new', 'old']);
+      expect(matches[1]!.event_received_at.toISOString()).toBe('2026-03-05T00:00:00.000Z');
+      // New matches continue the numbering.
+      await query(
+        `INSERT INTO ${s}.matches (rule_id, organization_id, event_id, event_received_at, period_key, due_at)
+         SELECT rule_id, organization_id, event_id, event_received_at, 'again', now() FROM ${s}.matches WHERE event_id = 'new'
+         ON CONFLICT DO NOTHING`,
+      );
+      const next = (await query<{ next: string }>(`SELECT max(id)::text AS next FROM ${s}.matches`))[0]!.next;
+      expect(BigInt(next)).toBeGreaterThanOrEqual(BigInt(max));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -99,6 +99,23 @@ describe('schema drift between prisma/schema.prisma and the migrated database', 
     );
   });
 
+  it('reports history that is not partitioned as it should be, and a month missing its own unique index', async () => {
+    const schema = await freshSchema();
+    const month = new Date().toISOString().slice(0, 7).replace('-', '_');
+    await runSql(schema, [
+      // deliveries rebuilt as a plain table with the same columns, keys and indexes.
+      'CREATE TABLE deliveries_plain (LIKE deliveries INCLUDING ALL)',
+      'DROP TABLE deliveries',
+      'ALTER TABLE deliveries_plain RENAME TO deliveries',
+      `DROP INDEX events_p${month}_key`,
+    ]);
+
+    const { problems } = await findSchemaDrift({ url, schema });
+
+    expect(problems).toContain('table deliveries: expected partitioned by range (created_at), database has a plain table');
+    expect(problems).toContain(`partition events_p${month} of events: missing its unique index (organization_id, id)`);
+  });
+
   it('reports the migrated database as drifting from a modified schema.prisma', async () => {
     const original = await readFile(SCHEMA_PRISMA_PATH, 'utf8');
     // Organization.name is the first VarChar(255) in the Organization model.

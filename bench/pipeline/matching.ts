@@ -1,6 +1,8 @@
 // Part 2 of `npm run bench:pipeline` (bench/pipeline/run.ts): events/s through the matcher role
 // with 100,000 rules loaded (2,000 organizations × 50), and the matcher's RSS with them, vs a no-op
-// BullMQ worker draining one job per event (same queues, concurrency).
+// BullMQ worker draining one job per event (same queues, concurrency); then the same events matched
+// again with noise control on (10,000 active silences, renotify_after_hours on every rule), against
+// the plain run.
 
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -18,6 +20,8 @@ const MEMBERS_PER_ORG = 5;
 const MATCH_EVENTS = numberFromEnv('BENCH_MATCH_EVENTS', 50_000);
 const FREQUENCY_WEIGHTS: Record<Frequency, number> = { instant: 0.03, hourly: 0.05, daily: 0.5, weekly: 0.37, monthly: 0.05 };
 const STRATEGY_SHARE = 0.3;
+/** Silences of each organization in the noise-control run (2,000 organizations: 10,000). */
+const SILENCES_PER_ORG = 5;
 /** The matcher role's default MATCH_CONCURRENCY (per scope queue), used by the baseline too. */
 const MATCH_CONCURRENCY = 2;
 
@@ -118,54 +122,85 @@ export async function run(res: Resources): Promise<PartReport> {
 
   const before = await drain();
 
-  const prefix = res.prefix();
-  const queues = new Queues({ connection: redis, prefix });
-  res.onRelease(() => queues.close());
-  await Promise.all([...queues.match.values()].map((queue) => queue.pause()));
-  for (const [scope, pairs] of byScope) await queues.requestMatch(scope, pairs);
-  const loadStart = performance.now();
-  const matcher = await res.child('matcher', processEnv(schema, prefix, { ROLES: 'match' }), 300_000);
-  const loaded = matcher.ready.memory;
-  log(`matcher started with ${matcher.ready.rules} rules in ${seconds(performance.now() - loadStart)}: RSS ${mb(loaded.rss)} MB, heap ${mb(loaded.heapUsed)} MB`);
-
+  // One matcher run over every event, from a fresh start: queues paused while it loads, the clock
+  // starts at resume, stops when no event is left unmatched.
   const unmatched = async () => (await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events WHERE matched_at IS NULL')).rows[0]!.n;
-  const start = performance.now();
-  await Promise.all([...queues.match.values()].map((queue) => queue.resume()));
-  let lastReport = start;
-  const end = await until(
-    async () => {
-      // Ordered as the (matched_at, received_at) index is, so it stays an index scan however many are left.
-      const { rows } = await db.pool.query('SELECT 1 FROM events WHERE matched_at IS NULL ORDER BY matched_at, received_at LIMIT 1');
-      if (rows.length && performance.now() - lastReport > 10_000) {
-        lastReport = performance.now();
-        log(`… ${await unmatched()} events still unmatched after ${seconds(lastReport - start)}`);
-      }
-      if (matcher.exited()) throw new Error('the matcher died');
-      return rows.length === 0;
-    },
-    { everyMs: 25, timeoutMs: 400_000, what: 'matching' },
-  );
-  const elapsed = end - start;
-  const rate = events.length / (elapsed / 1000);
-  const after = await matcher.next('memory', { send: { type: 'memory' } });
-  log(`matcher: ${round(rate)} events/s (${seconds(elapsed)}); RSS ${mb(after.memory.rss)} MB, peak ${after.memory.peakRss === null ? '?' : mb(after.memory.peakRss)} MB`);
-  let failedJobs = 0;
-  for (const queue of queues.match.values()) failedJobs += await queue.getFailedCount();
-  await stopChild(res, matcher);
+  const runMatcher = async (label: string) => {
+    const prefix = res.prefix();
+    const queues = new Queues({ connection: redis, prefix });
+    res.onRelease(() => queues.close());
+    await Promise.all([...queues.match.values()].map((queue) => queue.pause()));
+    for (const [scope, pairs] of byScope) await queues.requestMatch(scope, pairs);
+    const loadStart = performance.now();
+    const matcher = await res.child('matcher', processEnv(schema, prefix, { ROLES: 'match' }), 300_000);
+    const loaded = matcher.ready.memory;
+    log(`${label}: matcher started with ${matcher.ready.rules} rules in ${seconds(performance.now() - loadStart)}: RSS ${mb(loaded.rss)} MB, heap ${mb(loaded.heapUsed)} MB`);
+    const start = performance.now();
+    await Promise.all([...queues.match.values()].map((queue) => queue.resume()));
+    let lastReport = start;
+    const end = await until(
+      async () => {
+        // Ordered as the (matched_at, received_at) index is, so it stays an index scan however many are left.
+        const { rows } = await db.pool.query('SELECT 1 FROM events WHERE matched_at IS NULL ORDER BY matched_at, received_at LIMIT 1');
+        if (rows.length && performance.now() - lastReport > 10_000) {
+          lastReport = performance.now();
+          log(`… ${await unmatched()} events still unmatched after ${seconds(lastReport - start)}`);
+        }
+        if (matcher.exited()) throw new Error('the matcher died');
+        return rows.length === 0;
+      },
+      { everyMs: 25, timeoutMs: 400_000, what: 'matching' },
+    );
+    const elapsed = end - start;
+    const rate = events.length / (elapsed / 1000);
+    const after = await matcher.next('memory', { send: { type: 'memory' } });
+    log(`${label}: ${round(rate)} events/s (${seconds(elapsed)}); RSS ${mb(after.memory.rss)} MB, peak ${after.memory.peakRss === null ? '?' : mb(after.memory.peakRss)} MB`);
+    let failedJobs = 0;
+    for (const queue of queues.match.values()) failedJobs += await queue.getFailedCount();
+    await stopChild(res, matcher);
+    return { rate, elapsed, loaded, after, failedJobs, rules: matcher.ready.rules as number };
+  };
 
+  const plain = await runMatcher('matcher');
+  const { rate, elapsed, loaded, after, failedJobs } = plain;
+  const matcher = { ready: { rules: plain.rules } };
   const { rows: matchRows } = await db.pool.query<{ frequency: string; n: number }>(
     'SELECT r.frequency::text, count(*)::int AS n FROM matches m JOIN notification_rules r ON r.id = m.rule_id GROUP BY 1 ORDER BY 1',
   );
   const deliveries = (await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM deliveries')).rows[0]!.n;
   const left = await unmatched();
 
+  // Noise control on: 10,000 active silences (5 per organization, each covering one asset of its
+  // organization, so some matches are silenced) and renotify_after_hours on every rule (every
+  // match's finding is looked up and noted). Same events, matched again from scratch.
+  const silences = orgs.flatMap((org, o) =>
+    Array.from({ length: SILENCES_PER_ORG }, (_, s) => ({ organizationId: org.id, asset: `host${s}.org${o}.example.com` })),
+  );
+  await db.pool.query(
+    `INSERT INTO notification_silences (id, organization_id, filters, starts_at, ends_at, comment)
+     SELECT gen_random_uuid(), o, jsonb_build_object('must', jsonb_build_array(jsonb_build_object('name', 'asset', 'type', 'eq', 'value', a)), 'should', '[]'::jsonb, 'must_not', '[]'::jsonb),
+            now() - interval '1 hour', now() + interval '7 days', 'bench'
+       FROM unnest($1::uuid[], $2::text[]) AS s(o, a)`,
+    [silences.map((silence) => silence.organizationId), silences.map((silence) => silence.asset)],
+  );
+  await db.pool.query('UPDATE notification_rules SET renotify_after_hours = 24, burst_until = NULL');
+  await db.pool.query('TRUNCATE matches, deliveries, rule_findings');
+  await db.pool.query('UPDATE events SET matched_at = NULL');
+  await db.pool.query('VACUUM ANALYZE events, matches, notification_rules, notification_silences');
+  const noisy = await runMatcher('matcher, 10,000 silences and renotify on');
+  const { rows: noisyRows } = await db.pool.query<{ status: string; n: number }>('SELECT status::text, count(*)::int AS n FROM matches GROUP BY 1 ORDER BY 1');
+  const noisyLeft = await unmatched();
+
   const after2 = await drain();
   const ok = left === 0 && failedJobs === 0;
+  const noisyOk = noisyLeft === 0 && noisy.failedJobs === 0;
   return {
     measures: {
       matching: ratioMeasure(`matching (${rules.length / 1000}k rules)`, 'events/s', rate, [before, after2], 0.5, ok),
       matcher_rss_loaded: limitMeasure('matcher RSS, index loaded', 'MB', mb(loaded.rss), 400),
       matcher_rss_after: limitMeasure('matcher RSS, after matching', 'MB', mb(after.memory.rss), 400),
+      // Against the plain matcher of the same run: silences and renotify may cost at most 15%.
+      matching_noise_control: ratioMeasure('matching, 10k silences + renotify, vs plain', 'events/s', noisy.rate, [rate], 0.85, noisyOk),
     },
     details: {
       organizations: orgs.length,
@@ -184,6 +219,15 @@ export async function run(res: Resources): Promise<PartReport> {
       unmatched_after: left,
       memory_after_index_load: memoryJson(loaded),
       memory_after_matching: memoryJson(after.memory),
+      noise_control: {
+        silences: silences.length,
+        renotify_after_hours: 24,
+        seconds: round(noisy.elapsed / 1000, 3),
+        matches_by_status: Object.fromEntries(noisyRows.map((row) => [row.status, row.n])),
+        failed_jobs: noisy.failedJobs,
+        unmatched_after: noisyLeft,
+        memory_after_matching: memoryJson(noisy.after.memory),
+      },
       server: `child process, ROLES=matcher, MATCH_CONCURRENCY ${MATCH_CONCURRENCY} per scope queue (${SCOPES.length} queues), default DATABASE_POOL_SIZE (10); queues paused while it loads, the clock starts at resume`,
       baseline: `no-op BullMQ workers (${SCOPES.length} scope queues × concurrency ${MATCH_CONCURRENCY}) in a child process draining ${events.length} jobs of one event each (jobPolicies.match), from resume to the last completion`,
     },

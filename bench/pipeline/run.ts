@@ -11,15 +11,19 @@
 //                  every event the first match of its own instant rule (server: all roles)
 //   4. digests     5,000 rule flushes of 100,000 pending matches → 5,000 e-mails accepted
 //                  vs nodemailer's pooled transport sending 5,000 similar messages
+//   5. retention   a month of history (1,000,000 events and their matches) dropped by the
+//                  partition, as the schedule role does it
+//                  vs a DELETE of another month of the same size
 //
 // Every part has its own schema bench_<hex> and queue prefixes bench-<hex>; they, the child
 // processes (bench/support/pipeline-child.ts) and the sink are removed whether the part passes or
-// fails. Figures go to bench/results/pipeline.json and to stdout.
+// fails. Figures go to bench/results/pipeline.json (a run of some parts only: pipeline-<parts>.json)
+// and to stdout.
 //
 // One file per part in bench/pipeline/, the helpers they share in bench/support/. Run some parts
 // only with `npm run bench:pipeline -- matching` (or `-- ingest,instant`, or BENCH_PARTS).
 //
-// Environment (all optional): BENCH_PARTS (ingest,matching,instant,digests), BENCH_CPU_PROF=<dir>
+// Environment (all optional): BENCH_PARTS (ingest,matching,instant,digests,retention), BENCH_CPU_PROF=<dir>
 // (children run with --cpu-prof), BENCH_LOG_LEVEL (children's LOG_LEVEL, default warn),
 // BENCH_STRICT=1 (exit 1 when a target is missed), and the sizes at the top of each part.
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -34,14 +38,20 @@ import * as digests from './digests';
 import * as ingest from './ingest';
 import * as instant from './instant';
 import * as matching from './matching';
+import * as retention from './retention';
 
-const RESULTS_FILE = join(root, 'bench', 'results', 'pipeline.json');
+/** All parts: pipeline.json; some: pipeline-<parts>.json, so a partial run keeps the full run's figures. */
+function resultsFile(parts: readonly string[]): string {
+  const all = parts.length === Object.keys(PARTS).length;
+  return join(root, 'bench', 'results', all ? 'pipeline.json' : `pipeline-${[...parts].sort().join('-')}.json`);
+}
 
 const PARTS = {
   ingest: { title: '1. ingest', run: ingest.run },
   matching: { title: '2. matching', run: matching.run },
   instant: { title: '3. instant latency', run: instant.run },
   digests: { title: '4. digests', run: digests.run },
+  retention: { title: '5. retention', run: retention.run },
 } as const;
 type PartName = keyof typeof PARTS;
 
@@ -101,6 +111,7 @@ async function main(): Promise<number> {
     details: Object.fromEntries(Object.entries(reports).map(([name, report]) => [name, 'details' in report ? report.details : report])),
     pass: allPass,
   };
+  const RESULTS_FILE = resultsFile(wanted);
   await mkdir(dirname(RESULTS_FILE), { recursive: true });
   await writeFile(RESULTS_FILE, `${JSON.stringify(output, (_key, value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? null : value), 2)}\n`);
 

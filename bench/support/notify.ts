@@ -2,7 +2,7 @@
 // stage is renamed, the benchmarks follow by changing this file alone.
 export { loadConfig } from '@notify/config';
 export { FREQUENCIES, parseRuleListQuery, SCOPES, SEVERITIES, validateFilters, type EventDetails, type Filters, type Frequency, type Scope } from '@notify/core';
-export { createDatabase, listRules, migrate, quoteIdent, type Database } from '@notify/db';
+export { createDatabase, dropExpiredHistory, ensureHistoryPartitions, listRules, migrate, quoteIdent, type Database } from '@notify/db';
 export { createMailRenderer, messageOptions, type MailContent } from '@notify/mail';
 export { createLogger, maskUrlPassword } from '@notify/observability';
 export { createRedis, matchQueueName, jobPolicies, LOCK_DURATION_MS, Queues } from '@notify/queues';

@@ -137,8 +137,10 @@ export async function insertEvents(pool: pg.Pool, events: readonly WireEvent[], 
 export async function insertPendingMatches(pool: pg.Pool, matches: readonly MatchSeed[]): Promise<void> {
   await chunked(matches, (chunk) =>
     pool.query(
-      `INSERT INTO matches (rule_id, organization_id, event_id, period_key, due_at)
-       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[])`,
+      `INSERT INTO matches (rule_id, organization_id, event_id, event_received_at, period_key, due_at)
+       SELECT m.rule_id, m.organization_id, m.event_id, e.received_at, m.period_key, m.due_at
+         FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[]) AS m(rule_id, organization_id, event_id, period_key, due_at)
+         JOIN events e ON e.organization_id = m.organization_id AND e.id = m.event_id`,
       [chunk.map((m) => m.ruleId), chunk.map((m) => m.organizationId), chunk.map((m) => m.eventId), chunk.map((m) => m.periodKey), chunk.map((m) => m.dueAt)],
     ),
   );

@@ -90,6 +90,7 @@ describe('POST /v1/ingest/events (decisions §5)', () => {
         summary: 'Line one.\nLine two.',
         url: 'https://scanner.example.com/findings/42?tab=detail',
         data: { port: 3389, service: 'rdp', nested: { list: [1, 'two', null, true] } },
+        fingerprint: ' mail.example.com:3389/tcp',
         not_a_field: 'ignored',
       });
       const response = await ingest(body);
@@ -112,6 +113,8 @@ describe('POST /v1/ingest/events (decisions §5)', () => {
         summary: 'Line one.\nLine two.',
         url: 'https://scanner.example.com/findings/42?tab=detail',
         data: { port: 3389, service: 'rdp', nested: { list: [1, 'two', null, true] } },
+        // Kept exactly as sent: it is an identity, not text to tidy.
+        fingerprint: ' mail.example.com:3389/tcp',
         received_at: expect.any(Date),
         matched_at: null,
       });
@@ -119,10 +122,10 @@ describe('POST /v1/ingest/events (decisions §5)', () => {
     });
 
     it('stores an event with only the required fields, optional ones null or empty', async () => {
-      const body = event({ asset_type: null, severity: null, tags: null, summary: null, url: null, data: null });
+      const body = event({ asset_type: null, severity: null, tags: null, summary: null, url: null, data: null, fingerprint: null });
       expect((await ingest(body)).statusCode).toBe(202);
       const [row] = await rows([body.id]);
-      expect(row).toMatchObject({ asset_type: null, severity: null, tags: [], summary: null, url: null, data: null });
+      expect(row).toMatchObject({ asset_type: null, severity: null, tags: [], summary: null, url: null, data: null, fingerprint: null });
     });
 
     it('stores a batch of 1,000 events (a body over 1 MiB) with one 202', async () => {

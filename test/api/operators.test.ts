@@ -393,7 +393,7 @@ describe('team members (decisions §7)', () => {
     const remaining = (await t.admin('GET', members(org.id))).json() as Array<{ team_member_uuid: string }>;
     expect(remaining.map((member) => member.team_member_uuid)).toEqual([staying.team_member_uuid, third.team_member_uuid]);
     const got = await t.api(org.key, 'GET', `${RULES}/${rule.json().id}`);
-    expect(got.json().members).toEqual([{ team_member_uuid: staying.team_member_uuid, email: staying.email }]);
+    expect(got.json().members).toEqual([{ team_member_uuid: staying.team_member_uuid, email: staying.email, subscribed: true }]);
     const listed = (await t.api(org.key, 'GET', RULES)).json() as { results: Array<{ members: Array<{ team_member_uuid: string }> }> };
     const everyone = listed.results.flatMap((result) => result.members.map((member) => member.team_member_uuid));
     expect(everyone).not.toContain(leaving.team_member_uuid);

@@ -341,7 +341,7 @@ describe('POST /v1/platform/notification-rules (create)', () => {
       expect(response.headers['content-type']).toMatch(/^application\/json/);
       const rule = response.json();
       expect(Object.keys(rule).sort()).toEqual(
-        ['id', 'name', 'scope', 'strategy', 'frequency', 'delivery_hour', 'delivery_day_of_week', 'members', 'enabled', 'added_date', 'last_update_date'].sort(),
+        ['id', 'name', 'scope', 'strategy', 'frequency', 'delivery_hour', 'delivery_day_of_week', 'members', 'enabled', 'renotify_after_hours', 'added_date', 'last_update_date'].sort(),
       );
       expect(rule).toMatchObject({
         name: 'Open ports on production',
@@ -355,8 +355,8 @@ describe('POST /v1/platform/notification-rules (create)', () => {
       expect(rule.id).toEqual(expect.any(String));
       expect(rule.id.length).toBeGreaterThan(0);
       const members = [...rule.members].sort((a: { email: string }, b: { email: string }) => a.email.localeCompare(b.email));
-      expect(members).toEqual([org.members[0], org.members[1]]);
-      for (const m of rule.members) expect(Object.keys(m).sort()).toEqual(['email', 'team_member_uuid']);
+      expect(members).toEqual([{ ...org.members[0], subscribed: true }, { ...org.members[1], subscribed: true }]);
+      for (const m of rule.members) expect(Object.keys(m).sort()).toEqual(['email', 'subscribed', 'team_member_uuid']);
       for (const field of ['added_date', 'last_update_date']) {
         expect(rule[field]).toMatch(ISO);
         const time = Date.parse(rule[field]);

@@ -45,7 +45,7 @@ describe('GET one and DELETE', () => {
     expect(rule).toEqual(created);
     expect(rule).toMatchObject({ strategy, frequency: 'weekly', delivery_hour: 8, delivery_day_of_week: 2 });
     expect(Object.keys(rule).sort()).toEqual(
-      ['id', 'name', 'scope', 'strategy', 'frequency', 'delivery_hour', 'delivery_day_of_week', 'members', 'enabled', 'added_date', 'last_update_date'].sort(),
+      ['id', 'name', 'scope', 'strategy', 'frequency', 'delivery_hour', 'delivery_day_of_week', 'members', 'enabled', 'renotify_after_hours', 'added_date', 'last_update_date'].sort(),
     );
   });
 

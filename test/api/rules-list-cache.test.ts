@@ -46,7 +46,7 @@ describe('list pages are cached per organization and never served stale', () => 
     const removed = await b.admin('DELETE', `/admin/v1/organizations/${org.id}/members/${org.members[1]!.team_member_uuid}`);
     expect(removed.statusCode).toBe(204);
     const after = (await a.api(org.key, 'GET', RULES)).json().results[0];
-    expect(after.members).toEqual([{ team_member_uuid: org.members[0]!.team_member_uuid, email: org.members[0]!.email }]);
+    expect(after.members).toEqual([{ team_member_uuid: org.members[0]!.team_member_uuid, email: org.members[0]!.email, subscribed: true }]);
   });
 
   it('keeps organizations apart', async () => {

@@ -5,7 +5,7 @@ import { pause } from '../support/wait';
 const RULES = '/v1/platform/notification-rules';
 const DOCS = 'https://docs.example.test/notification-rules';
 const DATETIME_MESSAGE = 'Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].';
-const SUMMARY_FIELDS = ['id', 'name', 'scope', 'frequency', 'delivery_hour', 'delivery_day_of_week', 'members', 'enabled', 'added_date', 'last_update_date'].sort();
+const SUMMARY_FIELDS = ['id', 'name', 'scope', 'frequency', 'delivery_hour', 'delivery_day_of_week', 'members', 'enabled', 'renotify_after_hours', 'added_date', 'last_update_date'].sort();
 
 interface Item {
   id: string;

@@ -180,7 +180,7 @@ describe('PUT /v1/platform/notification-rules/{rule_id} (update)', () => {
       expect(response.headers['content-type']).toMatch(/^application\/json/);
       const updated: Rule = response.json();
       expect(Object.keys(updated).sort()).toEqual(
-        ['id', 'name', 'scope', 'strategy', 'frequency', 'delivery_hour', 'delivery_day_of_week', 'members', 'enabled', 'added_date', 'last_update_date'].sort(),
+        ['id', 'name', 'scope', 'strategy', 'frequency', 'delivery_hour', 'delivery_day_of_week', 'members', 'enabled', 'renotify_after_hours', 'added_date', 'last_update_date'].sort(),
       );
       expect(updated).toMatchObject({
         id: rule.id,

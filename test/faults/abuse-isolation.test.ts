@@ -7,10 +7,12 @@
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unsubscribeToken } from '@notify/core';
 import { ADMIN_TOKEN, INGEST_TOKEN, startTestApp, type TestApp, type TestOrg } from '../support/app';
 import { expectApplicationError, paramsOf, routeTable, type RouteEntry } from './abuse-support';
 
 const RULES = '/v1/platform/notification-rules';
+const SILENCES = '/v1/platform/notification-silences';
 
 type Check = () => Promise<void>;
 
@@ -20,6 +22,7 @@ describe('tenant isolation on every route that takes an id (faults)', () => {
   let b: TestOrg;
   let aRule: string;
   let bRules: string[];
+  let bSilence: string;
   let bSecondKey: { id: string; key: string };
   let snapshot: string;
   let attempts = 0;
@@ -33,6 +36,7 @@ describe('tenant isolation on every route that takes an id (faults)', () => {
       links: await q('SELECT rm.* FROM notification_rule_members rm JOIN notification_rules r ON r.id = rm.rule_id WHERE r.organization_id = $1 ORDER BY 1, 2'),
       members: await q('SELECT * FROM team_members WHERE organization_id = $1 ORDER BY id'),
       keys: await q('SELECT * FROM api_keys WHERE organization_id = $1 ORDER BY id'),
+      silences: await q('SELECT * FROM notification_silences WHERE organization_id = $1 ORDER BY id'),
     });
   };
 
@@ -76,6 +80,9 @@ describe('tenant isolation on every route that takes an id (faults)', () => {
       payload: { id: `iso-${randomUUID()}`, organization_id: b.id, scope: 'new_issue_detected', occurred_at: '2026-01-01T00:00:00Z', asset: 'b-only.example.com', title: 't', tags: ['b-secret'] },
     });
     expect(ingest.statusCode, ingest.body).toBe(202);
+    const silence = await t.api(b.key, 'POST', SILENCES, { filters: { must: [{ name: 'asset', type: 'eq', value: 'b-only.example.com' }] }, ends_at: new Date(Date.now() + 86_400_000).toISOString(), comment: 'B' });
+    expect(silence.statusCode, silence.body).toBe(201);
+    bSilence = silence.json().id;
     snapshot = await dumpB();
   });
   afterAll(async () => {
@@ -178,6 +185,29 @@ describe('tenant isolation on every route that takes an id (faults)', () => {
     },
     async ['GET /admin/v1/notification-rules/:rule_id/deliveries']() {
       for (const id of [randomUUID(), 'nope']) expectSameNotFound(await asAdmin('GET', `/admin/v1/notification-rules/${id}/deliveries`), await asAdmin('GET', `/admin/v1/notification-rules/${randomUUID()}/deliveries`), `deliveries ${id}`);
+    },
+    async [`GET ${RULES}/:rule_id/deliveries`]() {
+      for (const id of bRules) for (const spelled of spellings(id)) expectSameNotFound(await asA('GET', `${RULES}/${encodeURIComponent(spelled)}/deliveries`), await asA('GET', `${RULES}/${randomUUID()}/deliveries`), `GET deliveries ${spelled}`);
+    },
+    async [`GET ${SILENCES}/:silence_id`]() {
+      for (const spelled of spellings(bSilence)) expectSameNotFound(await asA('GET', `${SILENCES}/${encodeURIComponent(spelled)}`), await asA('GET', `${SILENCES}/${randomUUID()}`), `GET silence ${spelled}`);
+    },
+    async [`DELETE ${SILENCES}/:silence_id`]() {
+      for (const spelled of spellings(bSilence)) expectSameNotFound(await asA('DELETE', `${SILENCES}/${encodeURIComponent(spelled)}`), await asA('DELETE', `${SILENCES}/${randomUUID()}`), `DELETE silence ${spelled}`);
+    },
+    // Unsubscribe links name a rule and a member under the service's signature: one made without
+    // it, for B's rule and member, is the page of a link that names nothing.
+    async ['GET /unsubscribe/:token']() {
+      const forged = unsubscribeToken('not-the-service-secret-but-32-chars-long', bRules[0]!, b.members[0]!.team_member_uuid);
+      const [foreign, missing] = [await call({}, 'GET', `/unsubscribe/${forged}`), await call({}, 'GET', `/unsubscribe/${'A'.repeat(64)}`)];
+      expect(foreign.statusCode).toBe(404);
+      expect(foreign.body).toBe(missing.body);
+    },
+    async ['POST /unsubscribe/:token']() {
+      const forged = unsubscribeToken('not-the-service-secret-but-32-chars-long', bRules[0]!, b.members[0]!.team_member_uuid);
+      const [foreign, missing] = [await call({}, 'POST', `/unsubscribe/${forged}`), await call({}, 'POST', `/unsubscribe/${'A'.repeat(64)}`)];
+      expect(foreign.statusCode).toBe(404);
+      expect(foreign.body).toBe(missing.body);
     },
     async ['POST /admin/v1/deliveries/:delivery_id/retry']() {
       for (const id of [randomUUID(), 'nope']) expectSameNotFound(await asAdmin('POST', `/admin/v1/deliveries/${id}/retry`), await asAdmin('POST', `/admin/v1/deliveries/${randomUUID()}/retry`), `retry ${id}`);

@@ -30,7 +30,8 @@ describe('deliverPeriod: one delivery per member and period, whatever asks twice
 
   async function match(eventId: string, periodKey = KEY): Promise<void> {
     await db.pool.query(`INSERT INTO events (organization_id, id, scope, occurred_at, asset, title, matched_at) VALUES ($1, $2, 'asset_dns_changed', now(), 'a.example', 't', now())`, [org, eventId]);
-    await db.pool.query(`INSERT INTO matches (rule_id, organization_id, event_id, period_key, due_at) VALUES ($1, $2, $3, $4, now())`, [rule, org, eventId, periodKey]);
+    await db.pool.query(`INSERT INTO matches (rule_id, organization_id, event_id, event_received_at, period_key, due_at)
+       SELECT $1::uuid, $2::uuid, $3::text, received_at, $4::text, now() FROM events WHERE organization_id = $2::uuid AND id = $3::text`, [rule, org, eventId, periodKey]);
   }
   const deliveries = async () =>
     (await db.pool.query<{ period_key: string; event_count: number; team_member_id: string }>(`SELECT period_key, event_count, team_member_id FROM deliveries WHERE rule_id = $1 ORDER BY created_at, period_key`, [rule])).rows;

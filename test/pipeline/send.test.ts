@@ -33,6 +33,7 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
       instantCoalesceMs: 1000,
       renderer: await createMailRenderer(),
       transport,
+      unsubscribe: { secret: 'test-unsubscribe-secret-of-32-characters', baseUrl: 'http://localhost/unsubscribe' },
       from: 'alerts@notify.test',
       messageIdDomain: 'notify.test',
       claimTimeoutMs: 2000,
@@ -55,7 +56,8 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
     const period = `p-${randomBytes(4).toString('hex')}`;
     const event = `e-${period}`;
     await db.pool.query(`INSERT INTO events (organization_id, id, scope, occurred_at, asset, title, matched_at) VALUES ($1, $2, 'asset_dns_changed', now(), 'a.example', $3, now())`, [org, event, `title ${period}`]);
-    await db.pool.query(`INSERT INTO matches (rule_id, organization_id, event_id, period_key, due_at) VALUES ($1, $2, $3, $4, now())`, [rule, org, event, period]);
+    await db.pool.query(`INSERT INTO matches (rule_id, organization_id, event_id, event_received_at, period_key, due_at)
+       SELECT $1::uuid, $2::uuid, $3::text, received_at, $4::text, now() FROM events WHERE organization_id = $2::uuid AND id = $3::text`, [rule, org, event, period]);
     const [id] = await deliverPeriod(ctx, rule, period);
     return id!;
   }

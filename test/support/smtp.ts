@@ -11,6 +11,8 @@ export interface ReceivedMail {
   html: string;
   text: string;
   parsed: ParsedMail;
+  /** The message as it arrived (for signature checks). */
+  raw: Buffer;
   receivedAt: number;
 }
 
@@ -23,6 +25,10 @@ export interface TestSmtpServer {
   received: ReceivedMail[];
   /** Decides each message's fate (default: accept all). */
   setVerdict(decide: (mail: { to: string[]; attempt: number; messageId: string }) => Verdict): void;
+  /** Decides each recipient at RCPT TO (default: accept all); a refused one gets the code and text. */
+  setRecipientVerdict(decide: (address: string) => Verdict): void;
+  /** Every RCPT TO the server was given, in order. */
+  recipients: string[];
   /** Resolves once `count` messages were accepted (or rejects after `timeoutMs`). */
   waitFor(count: number, timeoutMs?: number): Promise<ReceivedMail[]>;
   close(): Promise<void>;
@@ -38,12 +44,20 @@ export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<
   const received: ReceivedMail[] = [];
   const attempts = new Map<string, number>();
   let decide: (mail: { to: string[]; attempt: number; messageId: string }) => Verdict = () => 'accept';
+  let decideRecipient: (address: string) => Verdict = () => 'accept';
+  const recipients: string[] = [];
   const waiters: Array<() => void> = [];
 
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
     logger: false,
+    onRcptTo(address, _session, callback) {
+      recipients.push(address.address);
+      const verdict = decideRecipient(address.address);
+      if (verdict === 'accept') return callback();
+      return callback(Object.assign(new Error(verdict.message), { responseCode: verdict.code }));
+    },
     onData(stream, session: SMTPServerSession, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -68,6 +82,7 @@ export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<
           html: typeof parsed.html === 'string' ? parsed.html : '',
           text: parsed.text ?? '',
           parsed,
+          raw,
           receivedAt: Date.now(),
         });
         callback();
@@ -84,8 +99,12 @@ export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<
     url: `smtp://127.0.0.1:${port}`,
     port,
     received,
+    recipients,
     setVerdict(next) {
       decide = next;
+    },
+    setRecipientVerdict(next) {
+      decideRecipient = next;
     },
     async waitFor(count, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;

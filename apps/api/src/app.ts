@@ -4,7 +4,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { findPrincipalByKey } from '@notify/db';
 import type { AppDeps } from './deps';
-import { addAssetFiltersKeyword, addFiltersKeyword } from './plugins/ajv-filters';
+import { addAssetFiltersKeyword, addFiltersKeyword, addSilenceFiltersKeyword } from './plugins/ajv-filters';
 import { addStrictUuidFormat } from './plugins/ajv-uuid-format';
 import adminSessionPlugin from './plugins/admin-session';
 import { AuthThrottle } from './plugins/auth-throttle';
@@ -26,6 +26,9 @@ import { healthRoutes } from './routes/health';
 import { ingestRoutes } from './routes/ingest/routes';
 import { lookupRoutes } from './routes/lookup/routes';
 import { notificationRuleRoutes } from './routes/notification-rules/routes';
+import { notificationSilenceRoutes } from './routes/notification-silences/routes';
+import { ruleDeliveryRoutes } from './routes/notification-rules/deliveries';
+import { unsubscribeRoutes } from './routes/unsubscribe/routes';
 
 function containsNul(value: unknown, depth = 0): boolean {
   if (typeof value === 'string') return value.includes('\0');
@@ -101,7 +104,7 @@ export async function buildApp(deps: AppDeps, options: { logger?: FastifyServerO
         verbose: true,
         strict: false,
       },
-      plugins: [addFiltersKeyword, addAssetFiltersKeyword],
+      plugins: [addFiltersKeyword, addAssetFiltersKeyword, addSilenceFiltersKeyword],
       // After ajv-formats (which the compiler adds after `plugins`), so the strict `uuid` wins.
       onCreate: addStrictUuidFormat,
     },
@@ -158,6 +161,9 @@ export async function buildApp(deps: AppDeps, options: { logger?: FastifyServerO
   await app.register(openapiPlugin, { throttle });
   await app.register(healthRoutes, { deps, throttle });
   await app.register(notificationRuleRoutes, { deps });
+  await app.register(notificationSilenceRoutes, { deps });
+  await app.register(ruleDeliveryRoutes, { deps });
+  await app.register(unsubscribeRoutes, { deps });
   await app.register(assetSearchRoutes, { deps });
   await app.register(lookupRoutes, { deps });
   await app.register(adminRoutes, { deps, keyCache });

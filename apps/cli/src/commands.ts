@@ -1,5 +1,6 @@
 import {
   addMember,
+  clearBounce,
   createOrganization,
   deleteKey,
   generateKey,
@@ -61,6 +62,7 @@ export const USAGE = `Usage: npm run cli -- <command> [arguments] [--flags]
   member add ORG_ID --email EMAIL [--name NAME]
   member list ORG_ID
   member remove ORG_ID MEMBER_ID
+  member clear-bounce ORG_ID MEMBER_ID
   key generate ORG_ID --name NAME        (prints the key once)
   key list ORG_ID
   key rename ORG_ID KEY_ID --name NAME
@@ -94,6 +96,8 @@ export async function runCommand(context: CommandContext, args: string[], flags:
       await removeMember(db, required(first, 'ORG_ID'), required(second, 'MEMBER_ID'));
       await context.rulesChanged?.(required(first, 'ORG_ID'));
       return { removed: second };
+    case 'member clear-bounce':
+      return memberJson(await clearBounce(db, required(first, 'ORG_ID'), required(second, 'MEMBER_ID')));
     case 'key generate': {
       const key = await generateKey(db, required(first, 'ORG_ID'), required(flags.name, '--name'));
       return { ...keyJson(key), key: key.key };

@@ -6,6 +6,8 @@ import { maskUrlPassword, type Logger, type Metrics } from '@notify/observabilit
 import {
   OutagePause,
   reconcile,
+  maintainHistory,
+  RETENTION_INTERVAL_MS,
   requestDuePeriods,
   RuleIndex,
   subscribeToRuleChanges,
@@ -70,18 +72,20 @@ function messageIdDomain(from: string): string {
   return domain ?? 'notify.local';
 }
 
-/** Repeats `task` every `ms`, never overlapping itself, logging rather than dying on errors. */
-function every(ms: number, task: () => Promise<unknown>, logger: Logger, name: string): () => Promise<void> {
+/** Repeats `task` every `ms` (and once at once with `atStart`), never overlapping itself, logging rather than dying on errors. */
+function every(ms: number, task: () => Promise<unknown>, logger: Logger, name: string, options: { atStart?: boolean } = {}): () => Promise<void> {
   let running: Promise<unknown> | undefined;
   let stopped = false;
-  const timer = setInterval(() => {
+  const run = () => {
     if (running || stopped) return;
     running = task()
       .catch((error) => logger.warn({ err: error, task: name }, 'periodic task failed'))
       .finally(() => {
         running = undefined;
       });
-  }, ms);
+  };
+  const timer = setInterval(run, ms);
+  if (options.atStart) run();
   return async () => {
     stopped = true;
     clearInterval(timer);
@@ -108,13 +112,14 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
   let transport: MailTransport | undefined;
 
   if (roles.includes('send')) {
-    transport = options.transport ?? createMailTransport({ smtpUrl: config.mail.smtpUrl, outboxDir: config.mail.outboxDir, maxConnections: config.mail.maxConnections });
+    transport = options.transport ?? createMailTransport({ smtpUrl: config.mail.smtpUrl, outboxDir: config.mail.outboxDir, maxConnections: config.mail.maxConnections, dkim: config.mail.dkim });
     send = {
       ...pipeline,
       renderer: await createMailRenderer(),
       transport,
       from: config.mail.from,
       messageIdDomain: messageIdDomain(config.mail.from),
+      unsubscribe: config.unsubscribe,
       claimTimeoutMs: config.pipeline.jobLockMs,
     };
   }
@@ -159,6 +164,12 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
         if (result.events || result.periods || result.deliveries) logger.info(result, 'reconciler re-requested lost work');
       }, logger, 'reconcile'),
     );
+    const retention = async () => {
+      const result = await maintainHistory(pipeline, config.pipeline.retentionDays);
+      if (result.created.length || result.dropped.length) logger.info(result, 'history partitions maintained');
+      if (result.held.length) logger.warn({ held: result.held }, 'history past retention kept: it still holds work owed');
+    };
+    stops.push(every(RETENTION_INTERVAL_MS, retention, logger, 'retention', { atStart: true }));
     logger.info('schedule role started');
   }
   if (roles.includes('deliver')) {

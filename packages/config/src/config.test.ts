@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from './config';
 
@@ -120,5 +121,30 @@ describe('time bounds and failure budgets', () => {
     expect(set.apiStatementTimeoutMs).toBe(250);
     expect(set.authFailures).toEqual({ perAddress: 5, total: 50, windowMs: 10_000 });
     expect(problems({ API_STATEMENT_TIMEOUT_MS: '0', HTTP_REQUEST_TIMEOUT_MS: '0' })).toMatch(/API_STATEMENT_TIMEOUT_MS[\s\S]*HTTP_REQUEST_TIMEOUT_MS|HTTP_REQUEST_TIMEOUT_MS[\s\S]*API_STATEMENT_TIMEOUT_MS/);
+  });
+});
+
+describe('DKIM_DOMAIN, DKIM_SELECTOR, DKIM_PRIVATE_KEY', () => {
+  const pem = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+
+  it('signs with all three, and is off with none', () => {
+    expect(loadConfig({ DKIM_DOMAIN: 'example.com', DKIM_SELECTOR: 's1', DKIM_PRIVATE_KEY: pem }).mail.dkim).toEqual({ domainName: 'example.com', keySelector: 's1', privateKey: pem.trim() });
+    expect(loadConfig({}).mail.dkim).toBeUndefined();
+  });
+
+  it('refuses some without the others, and a key that is no key, without echoing it', () => {
+    expect(() => loadConfig({ DKIM_DOMAIN: 'example.com' })).toThrow('set all three to sign e-mails, or none');
+    const secretish = 'not-a-pem-but-secret-material-0123456789';
+    const error = (() => {
+      try {
+        loadConfig({ DKIM_DOMAIN: 'example.com', DKIM_SELECTOR: 's1', DKIM_PRIVATE_KEY: secretish });
+      } catch (caught) {
+        return caught as Error;
+      }
+      return undefined;
+    })();
+    expect(error?.message).toContain('DKIM_PRIVATE_KEY: not a readable PEM private key');
+    expect(error?.message).not.toContain(secretish);
+    expect(() => loadConfig({ DKIM_DOMAIN: 'example.com', DKIM_SELECTOR: 's1', DKIM_PRIVATE_KEY_FILE: '/nonexistent/key.pem' })).toThrow('DKIM_PRIVATE_KEY_FILE: not a readable PEM private key (ENOENT)');
   });
 });

@@ -1,3 +1,5 @@
+import { createHmac, createPrivateKey } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 
@@ -108,11 +110,16 @@ const storesSchema = z.object({
   QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]+$/).default('notify'),
 });
 
+/** Signs unsubscribe links where neither UNSUBSCRIBE_SECRET nor ADMIN_TOKEN is set (development). */
+const DEVELOPMENT_UNSUBSCRIBE_SECRET = 'notify development unsubscribe secret';
+
 const authSchema = z.object({
   ADMIN_TOKEN: optionalToken,
   INGEST_TOKEN: tokenList,
   /** A bearer token that may read /metrics (besides ADMIN_TOKEN), so Prometheus need not hold the admin token. */
   METRICS_TOKEN: optionalToken,
+  /** Signs the unsubscribe links of e-mails; every process of a deployment needs the same one. */
+  UNSUBSCRIBE_SECRET: optionalToken,
   /** Failed authentications one client address may have per window before it is refused (429). */
   AUTH_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).max(1_000_000).default(20),
   /** Failed authentications all clients together may have per window before unknown keys are refused without a lookup. */
@@ -144,7 +151,43 @@ const mailSchema = z.object({
   }),
   MAIL_FROM: z.string().min(3).default('alerts@localhost'),
   OUTBOX_DIR: z.string().min(1).default('outbox'),
+  /** DKIM signing: the domain (d=), the selector (s=) and the private key (PEM), all three or none. */
+  DKIM_DOMAIN: z.string().regex(/^[A-Za-z0-9-]{1,63}(\.[A-Za-z0-9-]{1,63})+$/, 'a domain name').optional(),
+  DKIM_SELECTOR: z.string().regex(/^[A-Za-z0-9-]{1,63}(\.[A-Za-z0-9-]{1,63})*$/, 'a DNS label').optional(),
+  DKIM_PRIVATE_KEY: optionalSecret,
+  DKIM_PRIVATE_KEY_FILE: z.string().min(1).optional(),
 });
+
+export interface DkimSettings {
+  domainName: string;
+  keySelector: string;
+  /** PEM. */
+  privateKey: string;
+}
+
+/** The DKIM settings, or undefined when DKIM is off; problems go to `issues` (a key that does not parse among them). */
+function dkimSettings(mail: z.infer<typeof mailSchema>, issues: string[]): DkimSettings | undefined {
+  const given = [mail.DKIM_DOMAIN, mail.DKIM_SELECTOR, mail.DKIM_PRIVATE_KEY ?? mail.DKIM_PRIVATE_KEY_FILE].filter((value) => value !== undefined).length;
+  if (given === 0) return undefined;
+  if (given < 3) {
+    issues.push('  DKIM_DOMAIN, DKIM_SELECTOR, DKIM_PRIVATE_KEY (or DKIM_PRIVATE_KEY_FILE): set all three to sign e-mails, or none');
+    return undefined;
+  }
+  if (mail.DKIM_PRIVATE_KEY && mail.DKIM_PRIVATE_KEY_FILE) {
+    issues.push('  DKIM_PRIVATE_KEY_FILE: set either it or DKIM_PRIVATE_KEY, not both');
+    return undefined;
+  }
+  let privateKey: string;
+  try {
+    privateKey = mail.DKIM_PRIVATE_KEY ?? readFileSync(mail.DKIM_PRIVATE_KEY_FILE!, 'utf8');
+    createPrivateKey(privateKey);
+  } catch (error) {
+    // Never the key itself: the message of a failed read names the file, of a failed parse only its kind.
+    issues.push(`  ${mail.DKIM_PRIVATE_KEY ? 'DKIM_PRIVATE_KEY' : 'DKIM_PRIVATE_KEY_FILE'}: not a readable PEM private key (${(error as { code?: string }).code ?? 'unparsable'})`);
+    return undefined;
+  }
+  return { domainName: mail.DKIM_DOMAIN!, keySelector: mail.DKIM_SELECTOR!, privateKey };
+}
 
 /**
  * What a process runs, named after the pipeline stages (packages/core/GLOSSARY.md): `api` (HTTP,
@@ -183,6 +226,8 @@ const pipelineSchema = z.object({
   /** Work younger than this is taken to be in flight, not lost. */
   RECONCILE_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(10_000),
   RULE_RESYNC_MS: z.coerce.number().int().min(1000).max(3_600_000).default(60_000),
+  /** History (events, matches, deliveries) older than this many days is dropped, a month at a time. */
+  RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
   MATCH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   MAIL_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(10),
   SMTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(100).default(5),
@@ -258,10 +303,12 @@ export interface Config {
   ingestTokens: string[];
   /** Bearer token for /metrics besides the admin token. */
   metricsToken: string | undefined;
+  /** Unsubscribe links: their signing secret and the address they start with (PUBLIC_URL/unsubscribe). */
+  unsubscribe: { secret: string; baseUrl: string };
   apiKeyCacheMs: number;
   /** Budgets of failed authentication per client address and for all clients, per window. */
   authFailures: { perAddress: number; total: number; windowMs: number };
-  mail: { smtpUrl: string | undefined; from: string; outboxDir: string; maxConnections: number; attempts: number; backoffMs: number };
+  mail: { smtpUrl: string | undefined; from: string; outboxDir: string; maxConnections: number; attempts: number; backoffMs: number; dkim: DkimSettings | undefined };
   roles: Role[];
   pipeline: {
     instantCoalesceMs: number;
@@ -269,6 +316,7 @@ export interface Config {
     reconcileIntervalMs: number;
     reconcileGraceMs: number;
     ruleResyncMs: number;
+    retentionDays: number;
     matchConcurrency: number;
     sendConcurrency: number;
     sendOutageMaxPauseMs: number;
@@ -333,6 +381,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const lookup = attempt(lookupSchema);
   const cache = attempt(cacheSchema);
   const redis = stores && redisTarget(stores, issues);
+  const dkim = mail && dkimSettings(mail, issues);
   if (!http || !stores || !redis || !auth || !mail || !logging || !pipeline || !lookup || !cache || issues.length) {
     throw new ConfigError(`Invalid configuration:\n${issues.join('\n')}`);
   }
@@ -356,12 +405,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken: auth.ADMIN_TOKEN,
     ingestTokens: auth.INGEST_TOKEN,
     metricsToken: auth.METRICS_TOKEN,
+    unsubscribe: {
+      // Without its own secret, one derived from ADMIN_TOKEN (the same in every process of a
+      // deployment); without either, a fixed development secret (links anyone could forge: the
+      // README says to set one).
+      secret: auth.UNSUBSCRIBE_SECRET
+        ?? createHmac('sha256', auth.ADMIN_TOKEN ?? DEVELOPMENT_UNSUBSCRIBE_SECRET).update('notify unsubscribe links').digest('hex'),
+      baseUrl: `${(http.PUBLIC_URL ?? `http://localhost:${http.PORT}`).replace(/\/+$/, '')}/unsubscribe`,
+    },
     apiKeyCacheMs: auth.API_KEY_CACHE_MS,
     authFailures: { perAddress: auth.AUTH_FAILURES_PER_ADDRESS, total: auth.AUTH_FAILURES_TOTAL, windowMs: auth.AUTH_FAILURE_WINDOW_MS },
     mail: {
       smtpUrl: mail.SMTP_URL,
       from: mail.MAIL_FROM,
       outboxDir: mail.OUTBOX_DIR,
+      dkim,
       maxConnections: pipeline.SMTP_MAX_CONNECTIONS,
       attempts: pipeline.MAIL_ATTEMPTS,
       backoffMs: pipeline.MAIL_BACKOFF_MS,
@@ -373,6 +431,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       reconcileIntervalMs: pipeline.RECONCILE_INTERVAL_MS,
       reconcileGraceMs: pipeline.RECONCILE_GRACE_MS,
       ruleResyncMs: pipeline.RULE_RESYNC_MS,
+      retentionDays: pipeline.RETENTION_DAYS,
       matchConcurrency: pipeline.MATCH_CONCURRENCY,
       sendConcurrency: pipeline.MAIL_CONCURRENCY,
       sendOutageMaxPauseMs: pipeline.MAIL_OUTAGE_MAX_PAUSE_MS,

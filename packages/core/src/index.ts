@@ -11,3 +11,6 @@ export * from './rules';
 export * from './events';
 export * from './assets';
 export * from './validation';
+export * from './silences';
+export * from './deliveries/delivery-log';
+export * from './unsubscribe';

@@ -1,4 +1,4 @@
-import { isUuid, NotFound } from '@notify/core';
+import { DELIVERY_STATUSES, isUuid, NotFound, type DeliveryStatus } from '@notify/core';
 import type { Database } from './client';
 
 export interface DeliveryRecord {
@@ -7,7 +7,7 @@ export interface DeliveryRecord {
   teamMemberId: string | null;
   email: string;
   periodKey: string;
-  status: 'pending' | 'sending' | 'sent' | 'failed' | 'cancelled';
+  status: DeliveryStatus;
   eventCount: number;
   attempts: number;
   messageId: string | null;
@@ -28,13 +28,13 @@ export async function listRuleDeliveries(db: Database, ruleId: string, options: 
   });
 }
 
-/** Counts of a rule's matches waiting for delivery, for operators. */
-export async function pendingMatchCount(db: Database, ruleId: string): Promise<number> {
-  return db.prisma.match.count({ where: { ruleId, status: 'pending' } });
+/** A rule's matches waiting for delivery, and those silences held back (never e-mailed), for operators. */
+export async function ruleMatchCounts(db: Database, ruleId: string): Promise<{ pending: number; silenced: number }> {
+  const groups = await db.prisma.match.groupBy({ by: ['status'], where: { ruleId, status: { in: ['pending', 'silenced'] } }, _count: { _all: true } });
+  const count = (status: string) => groups.find((group) => group.status === status)?._count._all ?? 0;
+  return { pending: count('pending'), silenced: count('silenced') };
 }
 
-export type DeliveryStatus = DeliveryRecord['status'];
-const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'sending', 'sent', 'failed', 'cancelled'];
 
 /** How many deliveries each rule has in each status, for the operator console's rule list. */
 export async function deliveryCountsByRule(db: Database, ruleIds: readonly string[]): Promise<Map<string, Record<DeliveryStatus, number>>> {

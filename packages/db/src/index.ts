@@ -10,3 +10,6 @@ export { findSchemaDrift, SCHEMA_PRISMA_PATH, type DriftReport, type FindSchemaD
 export * from './deliveries';
 export * from './assets';
 export { isDatabaseUnavailable, isStatementTimeout } from './unavailable';
+export * from './silences';
+export * from './delivery-log';
+export * from './unsubscribe';

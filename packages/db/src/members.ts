@@ -9,6 +9,9 @@ export interface TeamMember {
   email: string;
   name: string | null;
   createdAt: Date;
+  /** Since when the address bounces (its e-mails are suppressed), and the server's reply; null: it does not. */
+  bouncingSince: Date | null;
+  bounceReply: string | null;
 }
 
 export interface MemberInput {
@@ -50,6 +53,15 @@ export async function removeMember(db: Database, organizationId: string, memberI
     ? await db.prisma.teamMember.deleteMany({ where: { id: memberId, organizationId } })
     : { count: 0 };
   if (count === 0) throw new NotFound('Team member not found.');
+}
+
+/** Clears a member's bouncing address (the mailbox works again): their e-mails are sent again. */
+export async function clearBounce(db: Database, organizationId: string, memberId: string): Promise<TeamMember> {
+  const { count } = isUuid(memberId)
+    ? await db.prisma.teamMember.updateMany({ where: { id: memberId, organizationId }, data: { bouncingSince: null, bounceReply: null } })
+    : { count: 0 };
+  if (count === 0) throw new NotFound('Team member not found.');
+  return db.prisma.teamMember.findUniqueOrThrow({ where: { id: memberId } });
 }
 
 /** Checks that every id names a member of the organization; returns the unknown ones. */

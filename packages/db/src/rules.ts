@@ -21,6 +21,8 @@ import { unknownMemberIds } from './members';
 export interface RuleMember {
   teamMemberId: string;
   email: string;
+  /** False once the member opted out through an e-mail's unsubscribe link. */
+  subscribed: boolean;
 }
 
 export interface RuleSummary {
@@ -32,6 +34,8 @@ export interface RuleSummary {
   deliveryDayOfWeek: number | null;
   members: RuleMember[];
   enabled: boolean;
+  /** A finding is e-mailed again only this many hours after it was last news; null: every match. */
+  renotifyAfterHours: number | null;
   addedDate: Date;
   lastUpdateDate: Date;
 }
@@ -58,9 +62,10 @@ function toRule(row: RuleRow): Rule {
     deliveryHour: row.deliveryHour,
     deliveryDayOfWeek: row.deliveryDayOfWeek,
     members: row.members
-      .map((link) => ({ teamMemberId: link.teamMember.id, email: link.teamMember.email }))
+      .map((link) => ({ teamMemberId: link.teamMember.id, email: link.teamMember.email, subscribed: link.unsubscribedAt === null }))
       .sort((a, b) => a.email.localeCompare(b.email)),
     enabled: row.enabled,
+    renotifyAfterHours: row.renotifyAfterHours,
     addedDate: row.addedDate,
     lastUpdateDate: row.lastUpdateDate,
   };
@@ -88,6 +93,7 @@ interface CreatedRow {
   delivery_hour: number | null;
   delivery_day_of_week: number | null;
   enabled: boolean;
+  renotify_after_hours: number | null;
   added_date: Date;
   last_update_date: Date;
   members: Array<{ team_member_uuid: string; email: string }> | null;
@@ -119,10 +125,10 @@ export async function createRule(db: Database, organizationId: string, body: Rul
               known AS (SELECT t.id, t.email FROM team_members t JOIN wanted w ON w.id = t.id WHERE t.organization_id = $1),
               held AS (SELECT count(*) >= $10 AS reached FROM notification_rules WHERE organization_id = $1),
               rule AS (
-                INSERT INTO notification_rules (id, organization_id, name, scope, strategy, frequency, delivery_hour, delivery_day_of_week, enabled)
-                SELECT gen_random_uuid(), $1, $3, $4::scope, $5::jsonb, $6::frequency, $7, $8, $9
+                INSERT INTO notification_rules (id, organization_id, name, scope, strategy, frequency, delivery_hour, delivery_day_of_week, enabled, renotify_after_hours)
+                SELECT gen_random_uuid(), $1, $3, $4::scope, $5::jsonb, $6::frequency, $7, $8, $9, $11
                  WHERE (SELECT count(*) FROM known) = (SELECT count(*) FROM wanted) AND NOT (SELECT reached FROM held)
-                RETURNING id, name, scope, strategy, frequency, delivery_hour, delivery_day_of_week, enabled, added_date, last_update_date
+                RETURNING id, name, scope, strategy, frequency, delivery_hour, delivery_day_of_week, enabled, renotify_after_hours, added_date, last_update_date
               ),
               links AS (
                 INSERT INTO notification_rule_members (rule_id, team_member_id) SELECT rule.id, known.id FROM rule, known
@@ -143,6 +149,7 @@ export async function createRule(db: Database, organizationId: string, body: Rul
           rule.deliveryDayOfWeek,
           rule.enabled,
           maxRules,
+          rule.renotifyAfterHours,
         ],
       );
       return rows[0]!;
@@ -169,8 +176,9 @@ export async function createRule(db: Database, organizationId: string, body: Rul
     frequency: row.frequency,
     deliveryHour: row.delivery_hour,
     deliveryDayOfWeek: row.delivery_day_of_week,
-    members: (row.members ?? []).map((member) => ({ teamMemberId: member.team_member_uuid, email: member.email })),
+    members: (row.members ?? []).map((member) => ({ teamMemberId: member.team_member_uuid, email: member.email, subscribed: true })),
     enabled: row.enabled,
+    renotifyAfterHours: row.renotify_after_hours,
     addedDate: row.added_date,
     lastUpdateDate: row.last_update_date,
   };
@@ -198,6 +206,7 @@ export async function updateRule(db: Database, organizationId: string, ruleId: s
           frequency: changes.frequency,
           deliveryHour: changes.deliveryHour,
           deliveryDayOfWeek: changes.deliveryDayOfWeek,
+          renotifyAfterHours: changes.renotifyAfterHours,
           enabled: changes.enabled,
           lastUpdateDate: new Date(),
         },
@@ -251,8 +260,9 @@ interface ListRow {
   frequency: Frequency;
   delivery_hour: number | null;
   delivery_day_of_week: number | null;
-  members: Array<{ team_member_uuid: string; email: string }>;
+  members: Array<{ team_member_uuid: string; email: string; subscribed: boolean }>;
   enabled: boolean;
+  renotify_after_hours: number | null;
   added_date: Date;
   last_update_date: Date;
 }
@@ -291,7 +301,7 @@ export async function listRules(db: Database, organizationId: string, query: Rul
   const filter = where.join(' AND ');
   const sql = `
     WITH page AS (
-      SELECT r.id, r.name, r.scope, r.frequency, r.delivery_hour, r.delivery_day_of_week, r.enabled, r.added_date, r.last_update_date
+      SELECT r.id, r.name, r.scope, r.frequency, r.delivery_hour, r.delivery_day_of_week, r.enabled, r.renotify_after_hours, r.added_date, r.last_update_date
         FROM notification_rules r WHERE ${filter}
        ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}
     )
@@ -299,7 +309,7 @@ export async function listRules(db: Database, organizationId: string, query: Rul
       FROM (SELECT count(*) AS total FROM notification_rules r WHERE ${filter}) t
       LEFT JOIN (
         page r LEFT JOIN LATERAL (
-          SELECT json_agg(json_build_object('team_member_uuid', m.id, 'email', m.email) ORDER BY m.email) AS members
+          SELECT json_agg(json_build_object('team_member_uuid', m.id, 'email', m.email, 'subscribed', rm.unsubscribed_at IS NULL) ORDER BY m.email) AS members
             FROM notification_rule_members rm JOIN team_members m ON m.id = rm.team_member_id
            WHERE rm.rule_id = r.id
         ) pm ON true
@@ -318,8 +328,9 @@ export async function listRules(db: Database, organizationId: string, query: Rul
         frequency: row.frequency,
         deliveryHour: row.delivery_hour,
         deliveryDayOfWeek: row.delivery_day_of_week,
-        members: row.members.map((member) => ({ teamMemberId: member.team_member_uuid, email: member.email })),
+        members: row.members.map((member) => ({ teamMemberId: member.team_member_uuid, email: member.email, subscribed: member.subscribed })),
         enabled: row.enabled,
+        renotifyAfterHours: row.renotify_after_hours,
         addedDate: row.added_date,
         lastUpdateDate: row.last_update_date,
       })),

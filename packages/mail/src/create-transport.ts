@@ -8,12 +8,14 @@ export interface MailTransportOptions {
   outboxDir: string;
   maxConnections?: number;
   timeoutsMs?: number;
+  /** DKIM signing of SMTP messages (the outbox, for development, writes them unsigned). */
+  dkim?: { domainName: string; keySelector: string; privateKey: string };
 }
 
 export function createMailTransport(options: MailTransportOptions): MailTransport {
   const smtpUrl = options.smtpUrl?.trim();
   if (smtpUrl) {
-    return createSmtpTransport({ smtpUrl, maxConnections: options.maxConnections, timeoutsMs: options.timeoutsMs });
+    return createSmtpTransport({ smtpUrl, maxConnections: options.maxConnections, timeoutsMs: options.timeoutsMs, dkim: options.dkim });
   }
   return createOutboxTransport({ outboxDir: options.outboxDir });
 }

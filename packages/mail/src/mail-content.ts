@@ -12,6 +12,10 @@ export interface MailContent {
   recipient: { email: string; name?: string | null };
   /** Every match; the renderer caps how many it lists, the counts cover all. */
   events: EventDetails[];
+  /** Matches of findings the rule e-mailed lately (renotify_after_hours), left out of this e-mail. */
+  repeats?: number;
+  /** The page where the recipient opts out of this rule (the footer links to it). */
+  unsubscribeUrl?: string;
 }
 
 export interface RenderedMail {

@@ -10,6 +10,30 @@ export interface OutgoingMail {
   text: string;
   /** Unique per delivery, e.g. `<delivery-uuid@notify.local>`; the outbox names its file after it. */
   messageId: string;
+  /** The mailing list the e-mail belongs to (a rule): its List-Id and one-click unsubscribe link (RFC 2919, 8058). */
+  list?: { id: string; name: string; unsubscribeUrl: string };
+}
+
+/** Keeps a display name header-safe and short: printable ASCII, no quotes or backslashes. */
+function listPhrase(name: string): string {
+  return name.replace(/[^\x20-\x7E]|["\\]/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 60) || 'Notification rule';
+}
+
+/**
+ * The headers every e-mail carries: Auto-Submitted (RFC 3834: no auto-replies or out-of-office
+ * answers back), and for a rule's e-mail a stable List-Id and the one-click List-Unsubscribe pair.
+ */
+export function mailHeaders(mail: OutgoingMail): Record<string, { prepared: true; value: string }> {
+  // Prepared: written as they are (ASCII, checked by assertSendable), not MIME-encoded as words,
+  // which would break List-Id's and List-Unsubscribe's angle brackets for the mail clients.
+  const prepared = (value: string) => ({ prepared: true as const, value });
+  const headers: Record<string, { prepared: true; value: string }> = { 'Auto-Submitted': prepared('auto-generated') };
+  if (mail.list) {
+    headers['List-Id'] = prepared(`"${listPhrase(mail.list.name)}" <${mail.list.id}>`);
+    headers['List-Unsubscribe'] = prepared(`<${mail.list.unsubscribeUrl}>`);
+    headers['List-Unsubscribe-Post'] = prepared('List-Unsubscribe=One-Click');
+  }
+  return headers;
 }
 
 export interface SendResult {
@@ -33,9 +57,15 @@ export interface MailTransport {
  * text that is mostly ASCII.
  */
 export function messageOptions(mail: OutgoingMail) {
-  return { from: mail.from, to: mail.to, subject: mail.subject, html: mail.html, text: mail.text, messageId: mail.messageId, textEncoding: 'quoted-printable' as const };
+  return {
+    from: mail.from, to: mail.to, subject: mail.subject, html: mail.html, text: mail.text, messageId: mail.messageId,
+    headers: mailHeaders(mail), textEncoding: 'quoted-printable' as const,
+  };
 }
 
+/** RFC 2919 list-id: dot-atoms. */
+const LIST_ID = /^[A-Za-z0-9-]{1,64}(\.[A-Za-z0-9-]{1,63}){1,10}$/;
+const UNSUBSCRIBE_URL = /^https?:\/\/[\x21-\x3B\x3D\x3F-\x7E]{1,1000}$/;
 const MESSAGE_ID = /^<[\x21-\x3B\x3D\x3F-\x7E]{1,200}@[\x21-\x3B\x3D\x3F-\x7E]{1,200}>$/;
 
 /**
@@ -54,5 +84,8 @@ export function assertSendable(mail: OutgoingMail): void {
   }
   if (typeof mail.subject !== 'string' || hasControlCharacter(mail.subject)) {
     throw new PermanentMailError('subject must be a single line');
+  }
+  if (mail.list && (!LIST_ID.test(mail.list.id) || !UNSUBSCRIBE_URL.test(mail.list.unsubscribeUrl))) {
+    throw new PermanentMailError('invalid List-Id or unsubscribe link');
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifySendError, isServerUnavailable, PermanentMailError, toMailError, TransientMailError } from './send-errors';
+import { classifySendError, isServerUnavailable, PermanentMailError, recipientBounce, toMailError, TransientMailError } from './send-errors';
 
 const smtp = (responseCode: number, code = 'EENVELOPE') => Object.assign(new Error(`${responseCode}`), { responseCode, code });
 const net = (code: string) => Object.assign(new Error(code), { code });
@@ -69,5 +69,36 @@ describe('isServerUnavailable', () => {
     expect(isServerUnavailable(new TransientMailError('x', { cause: net('ECONNREFUSED') }))).toBe(true);
     expect(isServerUnavailable(new Error('something odd'))).toBe(false);
     expect(isServerUnavailable(null)).toBe(false);
+  });
+});
+
+describe('recipientBounce', () => {
+  const refused = (responseCode: number, response: string, command = 'RCPT TO') =>
+    Object.assign(new Error(response), { code: 'EENVELOPE', responseCode, response, command });
+
+  it.each([
+    [550, '550 5.1.1 <a@b.example>: Recipient address rejected: User unknown'],
+    [551, '551 User not local'],
+    [553, '553 mailbox name not allowed'],
+    [554, '554 5.1.2 bad destination system address'],
+  ])('a %i at RCPT TO is a bounce, with the reply kept', (code, reply) => {
+    expect(recipientBounce(refused(code, reply))).toBe(reply);
+    // Wrapped as the sender wraps it, too.
+    expect(recipientBounce(toMailError(refused(code, reply)))).toBe(reply);
+  });
+
+  it('is not a bounce when temporary, refused at DATA or MAIL FROM, a policy refusal, or not SMTP at all', () => {
+    expect(recipientBounce(refused(450, '450 4.2.1 mailbox busy'))).toBeNull();
+    expect(recipientBounce(refused(550, '550 5.1.1 no such user', 'DATA'))).toBeNull();
+    expect(recipientBounce(refused(553, '553 sender rejected', 'MAIL FROM'))).toBeNull();
+    expect(recipientBounce(refused(554, '554 5.7.1 relay access denied'))).toBeNull();
+    expect(recipientBounce(net('ECONNREFUSED'))).toBeNull();
+    expect(recipientBounce('550')).toBeNull();
+  });
+
+  it('keeps at most 300 characters of a long reply, read in bounded time', () => {
+    const reply = `550 5.1.1 ${'x'.repeat(100_000)}`;
+    expect(recipientBounce(refused(550, reply))).toHaveLength(300);
+    expect(recipientBounce(refused(554, `554 ${' 5.1'.repeat(50_000)}`))).toBeNull();
   });
 });

@@ -100,3 +100,21 @@ export function toMailError(error: unknown): TransientMailError | PermanentMailE
     ? new TransientMailError(message, { cause: error })
     : new PermanentMailError(message, { cause: error });
 }
+
+/** How much of a bounce's reply is kept for operators. */
+const BOUNCE_REPLY_MAX = 300;
+
+/**
+ * The server's reply when it refused the recipient for good at RCPT TO (550, 551 or 553, or an
+ * enhanced status 5.1.x: no such mailbox, bad address): the address bounces, and sending to it
+ * again would only hurt the sender's reputation. Null for any other failure.
+ */
+export function recipientBounce(error: unknown): string | null {
+  for (const current of causeChain(error)) {
+    if (current.command !== 'RCPT TO' || typeof current.responseCode !== 'number') continue;
+    const response = typeof current.response === 'string' ? current.response.slice(0, 1000) : '';
+    const enhanced = /(?:^|\s)5\.1\.\d{1,3}(?:\s|$)/.test(response);
+    if ([550, 551, 553].includes(current.responseCode) || enhanced) return (response || String(current.responseCode)).slice(0, BOUNCE_REPLY_MAX);
+  }
+  return null;
+}

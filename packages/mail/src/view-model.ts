@@ -50,6 +50,9 @@ export interface MailView {
   scopeLabel: string;
   recipientName: string | null;
   periodText: string | null;
+  /** How many repeats of recent findings were left out, when any were. */
+  repeatsText: string | null;
+  unsubscribeUrl: string | null;
   timeZone: string;
   totalText: string;
   assetsText: string;
@@ -130,6 +133,10 @@ export function buildView(content: MailContent): MailView {
     periodText: content.period
       ? `${formatDateTime(content.period.start, zone)} – ${formatDateTime(content.period.end, zone)}`
       : null,
+    repeatsText: content.repeats
+      ? `${content.repeats} ${content.repeats === 1 ? 'repeat' : 'repeats'} of findings already e-mailed lately left out.`
+      : null,
+    unsubscribeUrl: content.unsubscribeUrl ?? null,
     timeZone: zone,
     totalText,
     assetsText,

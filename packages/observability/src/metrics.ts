@@ -2,8 +2,11 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { FREQUENCIES, SCOPES } from '@notify/core';
 
 /** Why an e-mail attempt did not end in an SMTP accept. */
-/** `unavailable`: the SMTP server could not be reached; the send role pauses and the e-mail waits. */
-export type MailFailureReason = 'transient' | 'permanent' | 'unavailable' | 'cancelled';
+/**
+ * `unavailable`: the SMTP server could not be reached; the send role pauses and the e-mail waits.
+ * `suppressed`: not sent, the member's address bounces.
+ */
+export type MailFailureReason = 'transient' | 'permanent' | 'unavailable' | 'cancelled' | 'suppressed';
 
 /**
  * The (reason, final) pairs the mailer reports: a permanent refusal and a cancellation are always
@@ -15,6 +18,7 @@ export const MAIL_FAILURE_SERIES: ReadonlyArray<{ reason: MailFailureReason; fin
   { reason: 'permanent', final: true },
   { reason: 'unavailable', final: false },
   { reason: 'cancelled', final: true },
+  { reason: 'suppressed', final: true },
 ];
 
 /** What a queue depth is read from: a BullMQ Queue fits. */
@@ -33,6 +37,8 @@ export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'fai
 export interface PipelineMetricsHooks {
   eventsIngested(scope: string, accepted: number, duplicates: number): void;
   matched(scope: string, frequency: string, count: number): void;
+  /** Matches held back by silences (recorded, never e-mailed). */
+  silenced(count: number): void;
   /** An SMTP server (or the outbox) accepted an e-mail; `latencyMs` runs from the first event's arrival. */
   mailSent(frequency: string, latencyMs: number | null): void;
   mailFailed(reason: MailFailureReason, final: boolean): void;
@@ -100,6 +106,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     name: 'notify_matches_total',
     help: 'Matches recorded (an event that a rule lets through), by scope and rule frequency.',
     labelNames: ['scope', 'frequency'],
+    registers,
+  });
+  const matchesSilenced = new Counter({
+    name: 'notify_matches_silenced_total',
+    help: 'Matches a silence held back: recorded, never e-mailed.',
     registers,
   });
   const mailsSent = new Counter({
@@ -194,6 +205,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       },
       matched(scope, frequency, count) {
         if (count > 0) matches.inc({ scope, frequency }, count);
+      },
+      silenced(count) {
+        if (count > 0) matchesSilenced.inc(count);
       },
       mailSent(frequency, latencyMs) {
         mailsSent.inc({ frequency });

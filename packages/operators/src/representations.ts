@@ -24,7 +24,13 @@ export function organizationJson(org: Organization) {
 }
 
 export function memberJson(member: TeamMember) {
-  return { team_member_uuid: member.id, email: member.email, name: member.name, added_date: member.createdAt.toISOString() };
+  return {
+    team_member_uuid: member.id,
+    email: member.email,
+    name: member.name,
+    added_date: member.createdAt.toISOString(),
+    bouncing: member.bouncingSince ? { since: member.bouncingSince.toISOString(), reply: member.bounceReply } : null,
+  };
 }
 
 export function keyJson(key: ApiKeyInfo) {

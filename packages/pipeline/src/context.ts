@@ -10,10 +10,12 @@ export interface PipelineMetrics {
   eventsIngested(scope: string, accepted: number, duplicates: number): void;
   /** Matches recorded for rules of a scope and frequency. */
   matched(scope: string, frequency: string, count: number): void;
+  /** Matches held back by silences. */
+  silenced(count: number): void;
   /** An e-mail was accepted; `latencyMs` from its first event's arrival (null when unknown). */
   mailSent(frequency: string, latencyMs: number | null): void;
   /** An attempt failed: transient (retried unless final), permanent, or cancelled (member removed). */
-  mailFailed(reason: 'transient' | 'permanent' | 'unavailable' | 'cancelled', final: boolean): void;
+  mailFailed(reason: 'transient' | 'permanent' | 'unavailable' | 'cancelled' | 'suppressed', final: boolean): void;
 }
 
 /** What the pipeline's use cases need; processes build one and pass it in. */

@@ -1,5 +1,5 @@
 // The pipeline, one folder per stage: ingest → match → (instant | schedule) → deliver → send,
-// and reconcile, which rebuilds from PostgreSQL what Redis lost. Words: packages/core/GLOSSARY.md.
+// reconcile, which rebuilds from PostgreSQL what Redis lost, and retention, which drops old history by the month. Words: packages/core/GLOSSARY.md.
 export type { PipelineContext, PipelineMetrics } from './context';
 export * from './ingest';
 export { RuleIndex, type IndexedRule } from './rules/rule-index';
@@ -12,3 +12,4 @@ export { sendDelivery, messageIdFor, EVENTS_PER_MAIL, type SendContext, type Sen
 export { retryDelivery } from './send/retry-delivery';
 export { OutagePause } from './send/outage-pause';
 export { reconcile, type ReconcileResult, type ReconcileOptions } from './reconcile/reconcile';
+export { maintainHistory, RETENTION_INTERVAL_MS, type RetentionResult } from './retention/retention';

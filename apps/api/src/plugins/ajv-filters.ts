@@ -1,10 +1,12 @@
 import type { Ajv } from 'ajv';
-import { ASSET_FIELDS, EVENT_FIELDS, strategyCostIssue, validateFilters, type ConditionIssue, type FieldCatalog, type Filters } from '@notify/core';
+import { ASSET_FIELDS, EVENT_FIELDS, SILENCE_FIELDS, strategyCostIssue, validateFilters, type ConditionIssue, type FieldCatalog, type Filters } from '@notify/core';
 
 /** Rule strategies: the condition language over event fields. */
 export const FILTERS_KEYWORD = 'x-filters';
 /** Asset-search filters: the same language over the asset inventory's fields. */
 export const ASSET_FILTERS_KEYWORD = 'x-asset-filters';
+/** Silences' filters: the language over event fields and the scope. */
+export const SILENCE_FILTERS_KEYWORD = 'x-silence-filters';
 
 /**
  * Ajv keyword `<keyword>: <root>`: validates a condition-language object with the
@@ -36,3 +38,5 @@ function filtersKeyword(keyword: string, fields: FieldCatalog, budget?: (filters
 /** Strategies are evaluated on every event of their scope, so they also keep to a cost budget (core cost.ts). */
 export const addFiltersKeyword = filtersKeyword(FILTERS_KEYWORD, EVENT_FIELDS, strategyCostIssue);
 export const addAssetFiltersKeyword = filtersKeyword(ASSET_FILTERS_KEYWORD, ASSET_FIELDS);
+/** A silence's filters run on every match of its organization: the strategies' budget applies. */
+export const addSilenceFiltersKeyword = filtersKeyword(SILENCE_FILTERS_KEYWORD, SILENCE_FIELDS, strategyCostIssue);

@@ -5,7 +5,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { describeErrorCatalog, GatewayError } from '../errors/catalog';
 import { FiltersShape } from '../schemas/filters';
 import { AssetFiltersShape } from '../schemas/asset-filters';
-import { ASSET_FILTERS_KEYWORD } from './ajv-filters';
+import { ASSET_FILTERS_KEYWORD, SILENCE_FILTERS_KEYWORD } from './ajv-filters';
 import { checkCheapCredential, type AuthThrottle } from './auth-throttle';
 import { bearerToken } from './bearer';
 
@@ -18,6 +18,10 @@ function showFilterShapes(node: unknown): unknown {
   if ('x-filters' in object) {
     const { 'x-filters': _root, ...rest } = object;
     return { ...(JSON.parse(JSON.stringify(FiltersShape)) as object), ...rest, type: ['object', 'null'] };
+  }
+  if (SILENCE_FILTERS_KEYWORD in object) {
+    const { [SILENCE_FILTERS_KEYWORD]: _root, ...rest } = object;
+    return { ...(JSON.parse(JSON.stringify(FiltersShape)) as object), ...rest, type: 'object' };
   }
   if (ASSET_FILTERS_KEYWORD in object) {
     const { [ASSET_FILTERS_KEYWORD]: _root, ...rest } = object;

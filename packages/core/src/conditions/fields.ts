@@ -41,6 +41,12 @@ export const EVENT_FIELDS: FieldCatalog = Object.freeze({
   prefixes: Object.freeze({ 'data.': defineField('any') }),
 });
 
+/** Silences speak the same language over the same fields, and the scope (a silence spans scopes). */
+export const SILENCE_FIELDS: FieldCatalog = Object.freeze({
+  fields: Object.freeze({ scope: defineField('string', ['eq', 'in']), ...EVENT_FIELDS.fields }),
+  prefixes: EVENT_FIELDS.prefixes,
+});
+
 export const MAX_PREFIX_KEY_LENGTH = 128;
 const PREFIX_KEY = /^[A-Za-z0-9_-]+$/;
 

@@ -9,7 +9,7 @@ export type {
 } from './types';
 export { CONDITION_LIMITS, OPERATORS } from './types';
 export type { FieldCatalog, FieldKind, FieldSpec } from './fields';
-export { EVENT_FIELDS, KIND_OPERATORS, defineField } from './fields';
+export { EVENT_FIELDS, KIND_OPERATORS, SILENCE_FIELDS, defineField } from './fields';
 export type { ValidateOptions } from './validate';
 export { validateFilters } from './validate';
 export { compileFilters } from './compile';

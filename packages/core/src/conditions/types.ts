@@ -51,6 +51,8 @@ export interface ConditionIssue {
 export type ValidationResult = { ok: true; value: Filters } | { ok: false; issues: ConditionIssue[] };
 
 export interface MatchableEvent {
+  /** Read by silences' filters (SILENCE_FIELDS); a rule's strategy cannot name it, its scope is fixed. */
+  scope?: string;
   asset: string;
   asset_type?: string | null;
   severity?: string | null;

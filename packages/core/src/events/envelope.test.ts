@@ -59,6 +59,7 @@ describe('parseIngestRequest: shapes', () => {
       title: 'Port 3389 open',
       summary: 'line one\nline two',
       url: null,
+      fingerprint: null,
       data: { port: 3389 },
     }]);
   });

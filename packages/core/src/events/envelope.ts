@@ -96,6 +96,7 @@ function normalize(event: WireEvent): IncomingEvent {
     title: normalizeText(event.title, 'line'),
     summary: trimmed(event.summary),
     url: trimmed(event.url),
+    fingerprint: event.fingerprint ?? null,
     data: event.data ?? null,
   };
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Type, type Static } from 'typebox';
 import { SCOPES, SEVERITIES, type Scope, type Severity } from '../scopes';
 import { Nullable } from '../validation/schema-helpers';
@@ -28,6 +29,7 @@ export const INGEST_LIMITS = {
   titleMaxLength: 1024,
   summaryMaxLength: 10_000,
   urlMaxLength: 2048,
+  fingerprintMaxLength: 256,
   /** UTF-8 bytes of `data` serialized as compact JSON. */
   dataMaxBytes: 16 * 1024,
   /** `data` itself is level 1; each nested object or array adds one. */
@@ -65,6 +67,12 @@ export const EventEnvelope = Type.Object(
     title: text(L.titleMaxLength),
     summary: Type.Optional(Nullable(text(L.summaryMaxLength, 'multiline', { description: 'Longer text; line breaks allowed.' }))),
     url: Type.Optional(Nullable(text(L.urlMaxLength, 'line', { format: 'uri', description: 'Absolute http(s) link to the finding.' }))),
+    fingerprint: Type.Optional(Nullable(text(L.fingerprintMaxLength, 'verbatim', {
+      examples: ['db1.example.com:5432/tcp'],
+      description:
+        'The identity of the finding across scans (e.g. `asset:port/proto`), kept exactly as sent: rules with `renotify_after_hours` ' +
+        'e-mail a finding once per that many hours. Omitted or null: derived from scope, asset and title.',
+    }))),
     data: Type.Optional(Type.Unsafe<Record<string, unknown> | null>({
       type: ['object', 'null'],
       additionalProperties: true,
@@ -123,8 +131,8 @@ export type EventInput = Camelized<Omit<EventRecord, OptionalField | 'occurred_a
     occurredAt: Date | string;
   };
 
-/** An event without its organization, where that is known around it (an e-mail, a delivery). */
-export type EventDetails = Omit<IncomingEvent, 'organizationId'>;
+/** An event as an e-mail shows it: without its organization (known around it) and its fingerprint. */
+export type EventDetails = Omit<IncomingEvent, 'organizationId' | 'fingerprint'>;
 
 /** The wire shape of an in-platform event, so the one validator checks it as it checks scanners' events. */
 export function toWireEvent(event: EventInput): unknown {
@@ -145,6 +153,17 @@ export function toWireEvent(event: EventInput): unknown {
     title: event.title,
     summary: event.summary,
     url: event.url,
+    fingerprint: event.fingerprint,
     data: event.data,
   };
+}
+
+/**
+ * The identity of an event's finding as a signed 64-bit integer (decimal): the first 8 bytes of
+ * SHA-256 of the scanner's fingerprint or, without one, of scope, asset and title (the same finding
+ * reported again gives the same key). Two findings of one rule share a key with odds of 2^-64.
+ */
+export function findingKey(event: { scope: string; asset: string; title: string; fingerprint?: string | null }): string {
+  const identity = event.fingerprint ? `f\u0000${event.fingerprint}` : `d\u0000${event.scope}\u0000${event.asset}\u0000${event.title}`;
+  return createHash('sha256').update(identity).digest().readBigInt64BE(0).toString();
 }

@@ -4,6 +4,7 @@ export {
   IngestBody,
   INGEST_LIMITS,
   toWireEvent,
+  findingKey,
   type Camelized,
   type EventInput,
   type EventRecord,

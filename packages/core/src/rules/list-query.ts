@@ -1,7 +1,7 @@
 import { FREQUENCIES, SCOPES, type Frequency, type Scope } from '../scopes';
 import { messages } from '../messages';
 import { mergeIssues, ValidationFailed, type FieldIssue } from '../errors';
-import { isUuid } from '../ids';
+import { queryReader } from '../validation/query-reader';
 
 /** Paging bounds of the list endpoint (spec, Limits). */
 export const RULE_LIST_LIMITS = { maxPage: 800, minPageSize: 25, maxPageSize: 100, defaultPageSize: 100 } as const;
@@ -76,61 +76,7 @@ const BOOLEANS: Record<string, boolean> = { true: true, false: false, '1': true,
 export function parseRuleListQuery(raw: RawQuery): RuleListQuery {
   const issues: FieldIssue[] = [];
   const fail = (param: string, detail: string) => issues.push({ param, details: [detail] });
-
-  // The last value wins for single-valued parameters; list parameters take every value.
-  const single = (name: string): string | undefined => {
-    const value = raw[name];
-    return Array.isArray(value) ? value[value.length - 1] : value;
-  };
-  const list = (name: string): string[] | undefined => {
-    const value = raw[name];
-    if (value === undefined) return undefined;
-    const items = (Array.isArray(value) ? value : [value]).flatMap((item) => item.split(','));
-    return items.map((item) => item.trim()).filter((item) => item !== '');
-  };
-  const integer = (name: string, fallback: number, min: number, max: number): number => {
-    const value = single(name);
-    if (value === undefined || value.trim() === '') return fallback;
-    if (!/^\s*[+-]?\d+\s*$/.test(value)) {
-      fail(name, messages.integer);
-      return fallback;
-    }
-    const parsed = Number(value);
-    if (parsed < min) fail(name, messages.min(min));
-    else if (parsed > max) fail(name, messages.max(max));
-    return parsed;
-  };
-  const choices = <T extends string>(name: string, allowed: readonly T[]): T[] | undefined => {
-    const values = list(name);
-    if (values === undefined) return undefined;
-    const bad = values.filter((value) => !(allowed as readonly string[]).includes(value));
-    if (bad.length) issues.push({ param: name, details: bad.map((value) => messages.choice(value)) });
-    return [...new Set(values)] as T[];
-  };
-  const uuids = (name: string): string[] | undefined => {
-    const values = list(name);
-    if (values === undefined) return undefined;
-    if (values.some((value) => !isUuid(value))) fail(name, messages.uuid);
-    return [...new Set(values.map((value) => value.toLowerCase()))];
-  };
-  const date = (name: string): Date | undefined => {
-    const value = single(name);
-    if (value === undefined || value === '') return undefined;
-    const parsed = parseIsoDateTime(value);
-    if (!parsed) fail(name, messages.datetime);
-    return parsed;
-  };
-  const text = (name: string): string | undefined => {
-    const value = single(name);
-    if (value === undefined || value === '') return undefined;
-    // PostgreSQL text cannot hold NUL: `name__contains=%00` reached the query and failed with
-    // a 500 (found by test/faults/hostile-input.test.ts). Bodies refuse NUL too (400).
-    if (value.includes('\0')) {
-      fail(name, messages.nullCharacter);
-      return undefined;
-    }
-    return value;
-  };
+  const { single, list, integer, choices, uuids, date, text } = queryReader(raw, issues);
 
   const query: RuleListQuery = {
     page: integer('page', 1, 1, RULE_LIST_LIMITS.maxPage),

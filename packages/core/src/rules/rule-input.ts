@@ -13,6 +13,7 @@ export interface RuleCreateBody {
   delivery_day_of_week?: number | null;
   members: string[];
   enabled?: boolean;
+  renotify_after_hours?: number | null;
 }
 
 /** An update body after schema validation; omitted delivery fields keep their value. */
@@ -23,7 +24,12 @@ export interface RuleUpdateBody {
   delivery_day_of_week?: number | null;
   members: string[];
   enabled: boolean;
+  /** Omitted: unchanged; null: every match is e-mailed again. */
+  renotify_after_hours?: number | null;
 }
+
+/** Bounds of `renotify_after_hours`: an hour to a year. */
+export const RENOTIFY_LIMITS = { min: 1, max: 8760 } as const;
 
 export interface RuleSchedule {
   frequency: Frequency;
@@ -37,12 +43,14 @@ export interface NewRule extends RuleSchedule {
   strategy: Filters | null;
   memberIds: string[];
   enabled: boolean;
+  renotifyAfterHours: number | null;
 }
 
 export interface RuleChanges extends RuleSchedule {
   name: string;
   memberIds: string[];
   enabled: boolean;
+  renotifyAfterHours: number | null;
 }
 
 function uniqueIds(ids: readonly string[]): string[] {
@@ -62,11 +70,12 @@ export function prepareNewRule(body: RuleCreateBody): NewRule {
     }),
     memberIds: uniqueIds(body.members),
     enabled: body.enabled ?? true,
+    renotifyAfterHours: body.renotify_after_hours ?? null,
   };
 }
 
 /** Merges an update into the rule's schedule: what the body omits stays as it was. */
-export function prepareRuleChanges(current: RuleSchedule, body: RuleUpdateBody): RuleChanges {
+export function prepareRuleChanges(current: RuleSchedule & { renotifyAfterHours: number | null }, body: RuleUpdateBody): RuleChanges {
   return {
     name: body.name,
     ...normalizeSchedule({
@@ -76,5 +85,6 @@ export function prepareRuleChanges(current: RuleSchedule, body: RuleUpdateBody):
     }),
     memberIds: uniqueIds(body.members),
     enabled: body.enabled,
+    renotifyAfterHours: body.renotify_after_hours !== undefined ? body.renotify_after_hours : current.renotifyAfterHours,
   };
 }

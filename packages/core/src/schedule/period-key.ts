@@ -16,6 +16,8 @@ import { DateTime } from 'luxon';
  * | burst      | `b<epoch ms>`          | an instant rule's matches during its coalescing window: sent when the window ends (the ms) |
  * | flush      | `f<epoch ms>`          | an operator flushes a rule: its pending matches, whatever their period, go now |
  * | late round | `<key>~<8 hex digits>` | matches that reach a period already delivered: a batch of their own |
+ * | silenced   | `s`                    | a match a silence held back: never delivered, so it belongs to no batch |
+ * | repeat     | `r`                    | an instant rule's match of a finding it took as news lately: never delivered |
  *
  * Keys sort by kind, then time; nothing parses them back.
  */
@@ -36,4 +38,8 @@ export const periodKeys = {
    * rounds within one clock tick must not share a key.
    */
   lateRound: (key: string): string => `${key}~${randomBytes(4).toString('hex')}`,
+  /** A match a silence held back (status silenced): no batch ever delivers it. */
+  silenced: (): string => 's',
+  /** An instant rule's repeat of a recent finding (a digest rule's repeats keep their period, whose e-mail counts them). */
+  repeat: (): string => 'r',
 };

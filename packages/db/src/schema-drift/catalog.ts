@@ -26,6 +26,7 @@ export async function actualFromDatabase(url: string, schema: string): Promise<D
     await readColumns(client, oids, tables);
     await readIndexes(client, oids, tables);
     await readForeignKeys(client, oids, tables, schema);
+    await readPartitioning(client, oids, tables);
     const enums = await readEnums(client, schema);
     return { tables: new Map([...tables.values()].map((table) => [table.name, table])), enums };
   } finally {
@@ -43,7 +44,7 @@ async function readTables(client: pg.Client, schema: string): Promise<Map<string
   return new Map(
     rows
       .filter((row) => !IGNORED_TABLES.has(row.name))
-      .map((row) => [row.oid, { name: row.name, columns: new Map(), primaryKey: null, indexes: [], foreignKeys: [] }]),
+      .map((row) => [row.oid, { name: row.name, columns: new Map(), primaryKey: null, indexes: [], foreignKeys: [], partitioning: null }]),
   );
 }
 
@@ -167,4 +168,34 @@ async function readEnums(client: pg.Client, schema: string): Promise<Map<string,
   const enums = new Map<string, string[]>();
   for (const row of rows) enums.set(row.name, [...(enums.get(row.name) ?? []), row.value]);
   return enums;
+}
+
+const PARTITION_METHODS: Record<string, string> = { r: 'range', l: 'list', h: 'hash' };
+
+/** Partitioned tables: their key, and each partition with the unique indexes it has of its own. */
+async function readPartitioning(client: pg.Client, oids: string[], tables: Map<string, TableShape>): Promise<void> {
+  const { rows } = await client.query<{ table_oid: string; method: string; columns: string[] }>(
+    `SELECT p.partrelid::text AS table_oid, p.partstrat AS method,
+            ARRAY(SELECT a.attname::text FROM unnest(p.partattrs::int2[]) WITH ORDINALITY k(attnum, n)
+                    JOIN pg_attribute a ON a.attrelid = p.partrelid AND a.attnum = k.attnum ORDER BY k.n) AS columns
+       FROM pg_partitioned_table p WHERE p.partrelid = ANY($1::oid[])`,
+    [oids],
+  );
+  for (const row of rows) {
+    const table = tables.get(row.table_oid);
+    if (table) table.partitioning = { method: PARTITION_METHODS[row.method] ?? row.method, columns: row.columns, partitionUnique: null, partitions: [] };
+  }
+  const { rows: partitions } = await client.query<{ table_oid: string; name: string; unique_indexes: string | null }>(
+    `SELECT i.inhparent::text AS table_oid, c.relname AS name,
+            (SELECT json_agg(ARRAY(SELECT a.attname::text FROM unnest(x.indkey::int2[]) WITH ORDINALITY k(attnum, n)
+                                     JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = k.attnum ORDER BY k.n))::text
+               FROM pg_index x WHERE x.indrelid = c.oid AND x.indisunique) AS unique_indexes
+       FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+      WHERE i.inhparent = ANY($1::oid[])
+      ORDER BY c.relname`,
+    [oids],
+  );
+  for (const row of partitions) {
+    tables.get(row.table_oid)?.partitioning?.partitions.push({ name: row.name, uniqueIndexes: row.unique_indexes ? (JSON.parse(row.unique_indexes) as string[][]) : [] });
+  }
 }

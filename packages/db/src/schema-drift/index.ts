@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { actualFromDatabase } from './catalog';
 import { compareShapes } from './compare';
 import { expectedFromDatamodel, readDatamodel } from './prisma-schema';
+import { HISTORY_PARTITION_KEYS, HISTORY_PARTITION_UNIQUE, HISTORY_TABLES } from '../sql/history-partitions';
 import type { DriftReport } from './report';
 
 export type { DriftReport } from './report';
@@ -27,6 +28,13 @@ export interface FindSchemaDriftOptions {
 export async function findSchemaDrift(options: FindSchemaDriftOptions): Promise<DriftReport> {
   const datamodel = await readDatamodel(options.schemaPrismaPath ?? SCHEMA_PRISMA_PATH);
   const expected = expectedFromDatamodel(datamodel);
+  // Prisma does not model partitions: the partitioned tables are the project's own list.
+  for (const name of HISTORY_TABLES) {
+    const table = expected.tables.get(name);
+    if (table) {
+      table.partitioning = { method: 'range', columns: [HISTORY_PARTITION_KEYS[name]], partitionUnique: HISTORY_PARTITION_UNIQUE[name] ?? null, partitions: [] };
+    }
+  }
   const actual = await actualFromDatabase(options.url, options.schema);
   return { problems: compareShapes(expected, actual) };
 }

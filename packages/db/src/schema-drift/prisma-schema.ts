@@ -84,6 +84,7 @@ function expectedTable(model: Model, datamodel: Datamodel, models: Map<string, M
     columns: new Map(columns.map((column) => [column.name, column])),
     ...expectedKeys(model, datamodel),
     foreignKeys,
+    partitioning: null,
   };
 }
 
@@ -279,6 +280,7 @@ function implicitManyToManyTables(datamodel: Datamodel, models: Map<string, Mode
         { name: `${name}_B_index`, columns: ['B'], unique: false, method: 'btree', descending: [false], predicate: null },
       ],
       foreignKeys: [foreignKeyA, foreignKeyB],
+      partitioning: null,
     });
   }
   return tables;

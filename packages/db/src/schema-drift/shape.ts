@@ -15,6 +15,22 @@ export interface TableShape {
   primaryKey: PrimaryKeyShape | null;
   indexes: IndexShape[];
   foreignKeys: ForeignKeyShape[];
+  /** A partitioned table's key and partitions; null for a plain table. */
+  partitioning: PartitioningShape | null;
+}
+
+/**
+ * Prisma does not model partitions: the expected side comes from the project's own list of
+ * partitioned tables (HISTORY_PARTITION_KEYS), with no partitions named; the actual side lists
+ * every partition with its own unique indexes, each of which must carry `partitionUnique`.
+ */
+export interface PartitioningShape {
+  /** `range`, `list` or `hash`. */
+  method: string;
+  columns: string[];
+  /** The unique index every partition must have of its own (expected side), if any. */
+  partitionUnique: readonly string[] | null;
+  partitions: Array<{ name: string; uniqueIndexes: string[][] }>;
 }
 
 export interface ColumnShape {

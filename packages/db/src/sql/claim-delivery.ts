@@ -19,8 +19,12 @@ export interface ClaimedDelivery {
   organization_name: string;
   timezone: string;
   member_name: string | null;
+  /** The member's address bounces: the delivery is suppressed, not sent. */
+  bouncing: boolean;
   /** The period's events (the newest `eventLimit`), read in the claiming statement. */
   events: DeliveryEvent[];
+  /** The period's repeats (matches of findings the rule took as news lately), left out of the e-mail. */
+  repeats: number;
 }
 
 /**
@@ -38,17 +42,19 @@ export async function claimDelivery(db: DatabaseHandle, deliveryId: string, clai
           AND (d.status = 'pending' OR (d.status = 'sending' AND d.updated_at < now() - make_interval(secs => $2::double precision / 1000)))
         RETURNING d.id, d.rule_id, d.team_member_id, d.email, d.period_key, d.attempts, d.first_event_at, r.name AS rule_name, r.scope, r.frequency,
                   o.name AS organization_name, o.timezone,
-                  (SELECT t.name FROM team_members t WHERE t.id = d.team_member_id) AS member_name
+                  (SELECT t.name FROM team_members t WHERE t.id = d.team_member_id) AS member_name,
+                  COALESCE((SELECT t.bouncing_since IS NOT NULL FROM team_members t WHERE t.id = d.team_member_id), false) AS bouncing
      )
      SELECT c.*, COALESCE(
               (SELECT json_agg(json_build_object('id', e.id, 'scope', e.scope, 'occurred_at', e.occurred_at, 'asset', e.asset, 'asset_type', e.asset_type,
                                                  'severity', e.severity, 'tags', e.tags, 'title', e.title, 'summary', e.summary, 'url', e.url, 'data', e.data)
                                ORDER BY e.occurred_at DESC, e.id)
-                 FROM (SELECT e.* FROM matches m JOIN events e ON e.organization_id = m.organization_id AND e.id = m.event_id
+                 FROM (SELECT e.* FROM matches m JOIN events e ON e.organization_id = m.organization_id AND e.id = m.event_id AND e.received_at = m.event_received_at
                         WHERE m.rule_id = c.rule_id AND m.period_key = c.period_key AND m.status = 'delivered'
                         ORDER BY e.occurred_at DESC, e.id
                         LIMIT $3) e),
-              '[]'::json) AS events
+              '[]'::json) AS events,
+            (SELECT count(*)::int FROM matches m WHERE m.rule_id = c.rule_id AND m.period_key = c.period_key AND m.status = 'repeat') AS repeats
        FROM claimed c`,
     [deliveryId, claimTimeoutMs, eventLimit],
   );

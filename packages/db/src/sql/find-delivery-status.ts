@@ -1,5 +1,5 @@
 import { poolOf, type DatabaseHandle } from '../client';
-import type { DeliveryStatus } from '../deliveries';
+import type { DeliveryStatus } from '@notify/core';
 
 /** A delivery's status, or null when there is no such delivery. */
 export async function findDeliveryStatus(db: DatabaseHandle, deliveryId: string): Promise<DeliveryStatus | null> {

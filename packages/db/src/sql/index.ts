@@ -13,6 +13,9 @@ export { lockUnmatchedEvents, type UnmatchedEvent } from './lock-unmatched-event
 export { openCoalescingWindows, type CoalescingWindow } from './open-coalescing-windows';
 export { recordMatches, type NewMatch } from './record-matches';
 export { markEventsMatched } from './mark-events-matched';
+export { loadSilences, type UnexpiredSilence } from './load-silences';
+export { countSilenced } from './count-silenced';
+export { noticeFindings, forgetOldFindings, type Finding } from './notice-findings';
 // schedule
 export { findDuePeriods } from './find-due-periods';
 // deliver
@@ -28,10 +31,16 @@ export { releaseDelivery } from './release-delivery';
 export { postponeDelivery } from './postpone-delivery';
 export { recordFailedAttempt } from './record-failed-attempt';
 export { markDeliverySent } from './mark-delivery-sent';
+export { suppressDelivery } from './suppress-delivery';
+export { markBouncing } from './mark-bouncing';
 export { findDeliveryStatus } from './find-delivery-status';
 export { reopenDelivery } from './reopen-delivery';
 // reconcile
 export { findUnmatchedEvents } from './find-unmatched-events';
 export { findUnsentDeliveries } from './find-unsent-deliveries';
+// retention
+export { ensureHistoryPartitions } from './ensure-history-partitions';
+export { dropExpiredHistory, type ExpiredHistory } from './drop-expired-history';
+export { HISTORY_TABLES, HISTORY_PARTITION_KEYS, type HistoryTable } from './history-partitions';
 // health
 export { ping } from './ping';

@@ -10,11 +10,12 @@ export interface EnabledRule {
   frequency: Frequency;
   delivery_hour: number | null;
   delivery_day_of_week: number | null;
+  renotify_after_hours: number | null;
   timezone: string;
 }
 
 const SELECT_RULES = `
-  SELECT r.id, r.organization_id, r.scope, r.strategy, r.frequency, r.delivery_hour, r.delivery_day_of_week, o.timezone
+  SELECT r.id, r.organization_id, r.scope, r.strategy, r.frequency, r.delivery_hour, r.delivery_day_of_week, r.renotify_after_hours, o.timezone
     FROM notification_rules r JOIN organizations o ON o.id = r.organization_id
    WHERE r.enabled`;
 

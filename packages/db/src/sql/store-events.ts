@@ -46,13 +46,20 @@ function recordAssetsSql(source: string): string {
 // The same statement records the assets of the newly stored events in the inventory (assets).
 const INSERT_EVENTS = `
   WITH inserted AS (
-    INSERT INTO events (organization_id, id, scope, occurred_at, asset, asset_type, severity, tags, title, summary, url, data)
+    INSERT INTO events (organization_id, id, scope, occurred_at, asset, asset_type, severity, tags, title, summary, url, data, fingerprint)
     SELECT r.organization_id, r.id, r.scope, r.occurred_at, r.asset, r.asset_type, r.severity,
-           ARRAY(SELECT jsonb_array_elements_text(r.tags)), r.title, r.summary, r.url, r.data
+           ARRAY(SELECT jsonb_array_elements_text(r.tags)), r.title, r.summary, r.url, r.data, r.fingerprint
       FROM unnest($1::uuid[], $2::text[], $3::scope[], $4::timestamptz[], $5::text[], $6::text[], $7::text[],
-                  $8::jsonb[], $9::text[], $10::text[], $11::text[], $12::jsonb[])
-        AS r(organization_id, id, scope, occurred_at, asset, asset_type, severity, tags, title, summary, url, data)
-    ON CONFLICT (organization_id, id) DO NOTHING
+                  $8::jsonb[], $9::text[], $10::text[], $11::text[], $12::jsonb[], $13::text[])
+        AS r(organization_id, id, scope, occurred_at, asset, asset_type, severity, tags, title, summary, url, data, fingerprint)
+     -- Events are partitioned by the month they arrive in (received_at, the database's clock):
+     -- this month's unique index on (organization_id, id) is the arbiter below, and ids stored in
+     -- earlier months are skipped here, one index probe per earlier month kept (later months,
+     -- this one among them, are pruned from the plan).
+     WHERE NOT EXISTS (SELECT 1 FROM events e
+                        WHERE e.organization_id = r.organization_id AND e.id = r.id
+                          AND e.received_at < date_trunc('month', now(), 'UTC'))
+    ON CONFLICT DO NOTHING
     RETURNING organization_id, id, scope, occurred_at, asset, asset_type, tags
   ), inventory AS (${recordAssetsSql('inserted')})
   SELECT organization_id::text, id, scope FROM inserted`;
@@ -79,6 +86,7 @@ export async function storeEvents(db: DatabaseHandle, events: readonly IncomingE
     events.map((event) => event.summary),
     events.map((event) => event.url),
     events.map((event) => (event.data === null ? null : JSON.stringify(event.data))),
+    events.map((event) => event.fingerprint),
   ]);
   return rows;
 }

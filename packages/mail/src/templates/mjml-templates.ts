@@ -29,6 +29,7 @@ const SUMMARY = `
           {{#recipientName}}<p style="margin:0 0 8px">Hello {{recipientName}},</p>{{/recipientName}}
           <p style="margin:0 0 8px">Rule <strong>{{ruleName}}</strong> matched <strong>{{totalText}}</strong> on {{assetsText}}.</p>
           {{#periodText}}<p style="margin:0 0 8px;color:#4b5563">Period: {{periodText}}</p>{{/periodText}}
+          {{#repeatsText}}<p style="margin:0 0 8px;color:#4b5563">{{repeatsText}}</p>{{/repeatsText}}
           <p style="margin:0">{{#severityCounts}}<span style="display:inline-block;margin:0 6px 6px 0;padding:2px 8px;border-radius:10px;background-color:{{color}};color:#ffffff;font-size:12px">{{count}} {{label}}</span>{{/severityCounts}}</p>
         </mj-text>
       </mj-column>
@@ -79,7 +80,7 @@ const EVENT_GROUPS = `
 const FOOTER = `
     <mj-section>
       <mj-column border-top="1px solid #e5e7eb">
-        <mj-text font-size="12px" color="#6b7280">You receive this e-mail because the notification rule “{{ruleName}}” of {{organizationName}} ({{scopeLabel}}) sends it to you. Times are shown in {{timeZone}}.</mj-text>
+        <mj-text font-size="12px" color="#6b7280">You receive this e-mail because the notification rule “{{ruleName}}” of {{organizationName}} ({{scopeLabel}}) sends it to you. Times are shown in {{timeZone}}.{{#unsubscribeUrl}} <a href="{{unsubscribeUrl}}" style="color:#374151">Unsubscribe from this rule</a>.{{/unsubscribeUrl}}</mj-text>
       </mj-column>
     </mj-section>`;
 

@@ -11,6 +11,9 @@ Rule "{{ruleName}}" matched {{totalText}} on {{assetsText}}.
 {{#periodText}}
 Period: {{periodText}}
 {{/periodText}}
+{{#repeatsText}}
+{{repeatsText}}
+{{/repeatsText}}
 {{#severityCounts}}
   {{label}}: {{count}}
 {{/severityCounts}}
@@ -52,4 +55,7 @@ Events per asset:
 
 --
 You receive this e-mail because the notification rule "{{ruleName}}" of {{organizationName}} ({{scopeLabel}}) sends it to you. Times are shown in {{timeZone}}.
+{{#unsubscribeUrl}}
+Unsubscribe from this rule: {{unsubscribeUrl}}
+{{/unsubscribeUrl}}
 `;

@@ -1,5 +1,5 @@
-import { periodKeys, type MatchableEvent } from '@notify/core';
-import { lockUnmatchedEvents, markEventsMatched, openCoalescingWindows, recordMatches, withTransaction, type NewMatch, type UnmatchedEvent } from '@notify/db';
+import { findingKey, periodKeys, type MatchableEvent } from '@notify/core';
+import { countSilenced, lockUnmatchedEvents, noticeFindings, markEventsMatched, openCoalescingWindows, recordMatches, withTransaction, type NewMatch, type Transaction, type UnmatchedEvent } from '@notify/db';
 import type { PipelineContext } from '../context';
 import type { IndexedRule, RuleIndex } from '../rules/rule-index';
 import { deliverInTransaction } from '../deliver/deliver';
@@ -11,17 +11,46 @@ const periods = new PeriodCache();
 interface Candidate {
   rule: IndexedRule;
   event: UnmatchedEvent;
+  /** The active silence that holds this match back. */
+  silenceId?: string;
 }
 
 export interface MatchResult {
   events: number;
   matches: number;
+  /** Matches held back by silences (recorded, never e-mailed). */
+  silenced: number;
   /** Deliveries made at once for instant rules' first matches. */
   immediate: number;
 }
 
+/**
+ * The candidates that are news: every match of a rule without renotify_after_hours, and, for the
+ * others, the first match of each finding in this batch if the rule takes it as news now.
+ */
+async function takeNews(tx: Transaction, candidates: readonly Candidate[], now: Date): Promise<Set<Candidate>> {
+  const news = new Set<Candidate>();
+  const firstOf = new Map<string, Candidate>();
+  for (const candidate of candidates) {
+    if (candidate.rule.renotifyAfterHours === null) {
+      news.add(candidate);
+      continue;
+    }
+    const key = `${candidate.rule.id}|${findingKey(candidate.event)}`;
+    if (!firstOf.has(key)) firstOf.set(key, candidate);
+  }
+  if (!firstOf.size) return news;
+  const taken = await noticeFindings(
+    tx,
+    [...firstOf.keys()].map((key) => ({ ruleId: key.slice(0, key.indexOf('|')), findingKey: key.slice(key.indexOf('|') + 1) })),
+    now,
+  );
+  for (const [key, candidate] of firstOf) if (taken.has(key)) news.add(candidate);
+  return news;
+}
+
 function toMatchable(event: UnmatchedEvent): MatchableEvent {
-  return { asset: event.asset, asset_type: event.asset_type, severity: event.severity, tags: event.tags, data: event.data };
+  return { scope: event.scope, asset: event.asset, asset_type: event.asset_type, severity: event.severity, tags: event.tags, data: event.data };
 }
 
 /**
@@ -30,21 +59,48 @@ function toMatchable(event: UnmatchedEvent): MatchableEvent {
  * matched are skipped, so a retried or duplicated job does nothing twice.
  */
 export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs: ReadonlyArray<readonly [string, string]>): Promise<MatchResult> {
-  if (!pairs.length) return { events: 0, matches: 0, immediate: 0 };
+  if (!pairs.length) return { events: 0, matches: 0, silenced: 0, immediate: 0 };
   const now = ctx.now();
   const rulesById = new Map<string, IndexedRule>();
-  const { created, deliveryIds, eventCount } = await withTransaction(ctx.db, async (tx) => {
+  const { created, silenced, deliveryIds, eventCount } = await withTransaction(ctx.db, async (tx) => {
     // Row locks keep two match jobs that got the same events from matching them twice.
     const events = await lockUnmatchedEvents(tx, pairs);
-    const candidates: Candidate[] = await index.matchAll(events, toMatchable);
-    for (const { rule } of candidates) rulesById.set(rule.id, rule);
+    const all: Candidate[] = await index.matchAll(events, toMatchable, now);
+    for (const { rule } of all) rulesById.set(rule.id, rule);
 
     const matches: NewMatch[] = [];
-    const instant = candidates.filter((candidate) => candidate.rule.frequency === 'instant');
-    for (const { rule, event } of candidates) {
+    // Silenced matches are recorded as such, never e-mailed, and open no instant window.
+    const candidates: Candidate[] = [];
+    for (const candidate of all) {
+      const { rule, event, silenceId } = candidate;
+      if (!silenceId) {
+        candidates.push(candidate);
+        continue;
+      }
+      matches.push({
+        ruleId: rule.id, organizationId: event.organization_id, eventId: event.id, eventReceivedAt: event.received_at,
+        periodKey: periodKeys.silenced(), dueAt: now, status: 'silenced', silenceId,
+      });
+    }
+    // One e-mail per finding: a rule with renotify_after_hours takes a finding as news once per
+    // that many hours; the other matches of it are recorded as repeats (in their digest period,
+    // whose e-mail counts them), never e-mailed, and open no instant window.
+    const news = await takeNews(tx, candidates, now);
+    const fresh: Candidate[] = [];
+    for (const candidate of candidates) {
+      if (news.has(candidate)) {
+        fresh.push(candidate);
+        continue;
+      }
+      const { rule, event } = candidate;
+      const periodKey = rule.frequency === 'instant' ? periodKeys.repeat() : periods.containing(rule, now).key;
+      matches.push({ ruleId: rule.id, organizationId: event.organization_id, eventId: event.id, eventReceivedAt: event.received_at, periodKey, dueAt: now, status: 'repeat' });
+    }
+    const instant = fresh.filter((candidate) => candidate.rule.frequency === 'instant');
+    for (const { rule, event } of fresh) {
       if (rule.frequency === 'instant') continue;
       const period = periods.containing(rule, now);
-      matches.push({ ruleId: rule.id, organizationId: event.organization_id, eventId: event.id, periodKey: period.key, dueAt: period.dueAt });
+      matches.push({ ruleId: rule.id, organizationId: event.organization_id, eventId: event.id, eventReceivedAt: event.received_at, periodKey: period.key, dueAt: period.dueAt });
     }
     if (instant.length) {
       // Opens a coalescing window on every quiet rule, atomically, so two match jobs
@@ -62,19 +118,28 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
           ruleId: rule.id,
           organizationId: event.organization_id,
           eventId: event.id,
+          eventReceivedAt: event.received_at,
           periodKey: immediate ? periodKeys.instant(now) : periodKeys.burst(window.burst_until),
           dueAt: immediate ? now : window.burst_until,
         });
       }
     }
 
-    const created = await recordMatches(tx, matches);
+    const recorded = await recordMatches(tx, matches);
+    const created = recorded.filter((m) => m.status === 'pending');
+    const silenced = recorded.filter((m) => m.status === 'silenced').length;
+    // Counted from what this transaction recorded: a retried job counts nothing twice.
+    if (silenced) {
+      const counts = new Map<string, number>();
+      for (const m of recorded) if (m.silenceId) counts.set(m.silenceId, (counts.get(m.silenceId) ?? 0) + 1);
+      await countSilenced(tx, counts);
+    }
     // An instant rule's first match goes out now, in this transaction, rather than
     // at the schedule stage's next tick.
     const immediate = [...new Map(created.filter((m) => m.dueAt.getTime() <= now.getTime()).map((m) => [`${m.ruleId}|${m.periodKey}`, m])).values()];
     const deliveryIds = await deliverInTransaction(tx, immediate.map((m) => ({ ruleId: m.ruleId, periodKey: m.periodKey })));
     await markEventsMatched(tx, events, now);
-    return { created, deliveryIds, eventCount: events.length };
+    return { created, silenced, deliveryIds, eventCount: events.length };
   });
 
   if (ctx.metrics && created.length) {
@@ -92,5 +157,6 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
 
   // Should this fail, the deliveries wait as pending: the reconciler asks again.
   await ctx.queues.requestSend(deliveryIds);
-  return { events: eventCount, matches: created.length, immediate: deliveryIds.length };
+  if (silenced) ctx.metrics?.silenced(silenced);
+  return { events: eventCount, matches: created.length, silenced, immediate: deliveryIds.length };
 }

@@ -1,8 +1,10 @@
 import type { RedisClient } from '@notify/queues';
 
+/** What changed, for the match stage's index to reload: rules, all rules of organizations, or organizations' silences. */
 export interface RuleChange {
   ruleIds?: string[];
   organizationIds?: string[];
+  silenceOrganizationIds?: string[];
 }
 
 export interface RuleChangeAnnouncer {

@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { compileFilters, type Frequency, type MatchableEvent, type Predicate, type Scope } from '@notify/core';
-import { loadEnabledRules, type DatabaseHandle, type EnabledRule } from '@notify/db';
+import { compileFilters, SILENCE_FIELDS, type Frequency, type MatchableEvent, type Predicate, type Scope } from '@notify/core';
+import { loadEnabledRules, loadSilences, type DatabaseHandle, type EnabledRule, type UnexpiredSilence } from '@notify/db';
 
 /**
  * How long matching evaluates before it lets the rest of the process run. The cost budget of
@@ -21,11 +21,43 @@ export interface IndexedRule {
   frequency: Frequency;
   deliveryHour: number | null;
   deliveryDayOfWeek: number | null;
+  /** A finding is news again only this many hours after it last was; null: every match is news. */
+  renotifyAfterHours: number | null;
   timeZone: string;
   matches: Predicate;
 }
 
 const MATCH_ALL: Predicate = () => true;
+
+/** A silence not yet expired, as the match stage holds it: filters compiled once. */
+export interface IndexedSilence {
+  id: string;
+  /** null: every rule of the organization. */
+  ruleIds: ReadonlySet<string> | null;
+  startsAt: number;
+  endsAt: number;
+  covers: Predicate;
+}
+
+function toIndexedSilence(row: UnexpiredSilence): IndexedSilence {
+  return {
+    id: row.id,
+    ruleIds: row.rule_ids?.length ? new Set(row.rule_ids) : null,
+    startsAt: row.starts_at.getTime(),
+    endsAt: row.ends_at.getTime(),
+    covers: compileFilters(row.filters, SILENCE_FIELDS),
+  };
+}
+
+function silencesByOrganization(rows: readonly UnexpiredSilence[]): Map<string, IndexedSilence[]> {
+  const byOrganization = new Map<string, IndexedSilence[]>();
+  for (const row of rows) {
+    const list = byOrganization.get(row.organization_id);
+    if (list) list.push(toIndexedSilence(row));
+    else byOrganization.set(row.organization_id, [toIndexedSilence(row)]);
+  }
+  return byOrganization;
+}
 
 function toIndexed(row: EnabledRule): IndexedRule {
   const empty = !row.strategy || (row.strategy.must.length === 0 && row.strategy.should.length === 0 && row.strategy.must_not.length === 0);
@@ -36,6 +68,7 @@ function toIndexed(row: EnabledRule): IndexedRule {
     frequency: row.frequency,
     deliveryHour: row.delivery_hour,
     deliveryDayOfWeek: row.delivery_day_of_week,
+    renotifyAfterHours: row.renotify_after_hours,
     timeZone: row.timezone,
     // Most rules have no strategy: they share one predicate instead of a closure each.
     matches: empty ? MATCH_ALL : compileFilters(row.strategy),
@@ -51,6 +84,8 @@ const keyOf = (organizationId: string, scope: string) => `${organizationId}|${sc
 export class RuleIndex {
   private byKey = new Map<string, IndexedRule[]>();
   private byId = new Map<string, IndexedRule>();
+  /** Unexpired silences by organization (few: SILENCE_LIMITS bounds them). */
+  private silences = new Map<string, IndexedSilence[]>();
 
   get size(): number {
     return this.byId.size;
@@ -64,22 +99,38 @@ export class RuleIndex {
     return this.byKey.get(keyOf(organizationId, scope)) ?? [];
   }
 
+  /** The silence, active at `now`, that covers `event` for `rule`, if any. */
+  silenceFor(rule: IndexedRule, event: MatchableEvent, now: number): string | undefined {
+    const silences = this.silences.get(rule.organizationId);
+    if (!silences) return undefined;
+    for (const silence of silences) {
+      if (silence.startsAt <= now && now < silence.endsAt && (!silence.ruleIds || silence.ruleIds.has(rule.id)) && silence.covers(event)) return silence.id;
+    }
+    return undefined;
+  }
+
   /**
-   * The (rule, event) pairs that match, events in order, each event's rules in index order.
-   * Gives the event loop a turn after every EVALUATION_SLICE_MS of evaluation.
+   * The (rule, event) pairs that match, events in order, each event's rules in index order; a
+   * pair an active silence covers at `now` names it (`silenceId`). Gives the event loop a turn
+   * after every EVALUATION_SLICE_MS of evaluation.
    */
   async matchAll<E extends { organization_id: string; scope: string }>(
     events: readonly E[],
     toMatchable: (event: E) => MatchableEvent,
-  ): Promise<Array<{ rule: IndexedRule; event: E }>> {
-    const matched: Array<{ rule: IndexedRule; event: E }> = [];
+    now: Date = new Date(),
+  ): Promise<Array<{ rule: IndexedRule; event: E; silenceId?: string }>> {
+    const matched: Array<{ rule: IndexedRule; event: E; silenceId?: string }> = [];
+    const at = now.getTime();
     let sliceStarted = performance.now();
     let evaluations = 0;
     for (const event of events) {
       const matchable = toMatchable(event);
       // A refresh during a turn replaces the list rather than changing it, so this one stays whole.
       for (const rule of this.rulesFor(event.organization_id, event.scope)) {
-        if (rule.matches(matchable)) matched.push({ rule, event });
+        if (rule.matches(matchable)) {
+          const silenceId = this.silenceFor(rule, matchable, at);
+          matched.push(silenceId ? { rule, event, silenceId } : { rule, event });
+        }
         // The clock is read every CLOCK_EVERY evaluations, not per rule: even the costliest strategy
         // the budget allows (about 0.7 ms) keeps a slice near EVALUATION_SLICE_MS.
         if (++evaluations % CLOCK_EVERY === 0 && performance.now() - sliceStarted >= EVALUATION_SLICE_MS) {
@@ -93,7 +144,8 @@ export class RuleIndex {
 
   /** Full resynchronisation: the safety net behind change notifications. */
   async loadAll(db: DatabaseHandle): Promise<void> {
-    const rows = await loadEnabledRules(db);
+    const [rows, silences] = await Promise.all([loadEnabledRules(db), loadSilences(db)]);
+    this.silences = silencesByOrganization(silences);
     const byKey = new Map<string, IndexedRule[]>();
     const byId = new Map<string, IndexedRule>();
     for (const row of rows) {
@@ -108,8 +160,20 @@ export class RuleIndex {
     this.byId = byId;
   }
 
-  /** Reloads the named rules and every rule of the named organizations (a time zone change). */
-  async refresh(db: DatabaseHandle, change: { ruleIds?: string[]; organizationIds?: string[] }): Promise<void> {
+  /**
+   * Reloads the named rules and every rule of the named organizations (a time zone change), and
+   * the silences of the organizations named in `silenceOrganizationIds`.
+   */
+  async refresh(db: DatabaseHandle, change: { ruleIds?: string[]; organizationIds?: string[]; silenceOrganizationIds?: string[] }): Promise<void> {
+    const silenceOrganizations = change.silenceOrganizationIds ?? [];
+    if (silenceOrganizations.length) {
+      const fresh = silencesByOrganization(await loadSilences(db, silenceOrganizations));
+      for (const organizationId of silenceOrganizations) {
+        const list = fresh.get(organizationId);
+        if (list) this.silences.set(organizationId, list);
+        else this.silences.delete(organizationId);
+      }
+    }
     const ruleIds = change.ruleIds ?? [];
     const organizationIds = change.organizationIds ?? [];
     if (!ruleIds.length && !organizationIds.length) return;

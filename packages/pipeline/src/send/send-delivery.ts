@@ -1,14 +1,16 @@
-import type { EventDetails } from '@notify/core';
-import { cancelDelivery, claimDelivery, markDeliverySent, postponeDelivery, recordFailedAttempt, releaseDelivery, type ClaimedDelivery } from '@notify/db';
-import { classifySendError, isServerUnavailable, type RenderedMail, type MailRenderer, type MailTransport } from '@notify/mail';
+import { unsubscribeToken, type EventDetails } from '@notify/core';
+import { cancelDelivery, claimDelivery, markBouncing, markDeliverySent, suppressDelivery, postponeDelivery, recordFailedAttempt, releaseDelivery, type ClaimedDelivery } from '@notify/db';
+import { classifySendError, isServerUnavailable, recipientBounce, type RenderedMail, type MailRenderer, type MailTransport } from '@notify/mail';
 import type { PipelineContext } from '../context';
 
 export interface SendContext extends PipelineContext {
   renderer: MailRenderer;
   transport: MailTransport;
   from: string;
-  /** The domain part of Message-IDs. */
+  /** The domain part of Message-IDs (and of List-Ids). */
   messageIdDomain: string;
+  /** One-click unsubscribe links (RFC 8058): their signing secret and the address they start with. */
+  unsubscribe: { secret: string; baseUrl: string };
   /**
    * A delivery claimed (`sending`) longer ago than this is taken for abandoned by a dead process and
    * may be claimed again; a younger one is another live sender's, and is left to it. The job lock's
@@ -21,6 +23,8 @@ export type SendOutcome =
   | { status: 'sent'; messageId: string }
   | { status: 'skipped'; reason: string }
   | { status: 'cancelled'; reason: string }
+  /** The member's address bounces: recorded suppressed, nothing sent. */
+  | { status: 'suppressed' }
   | { status: 'failed'; error: string; permanent: boolean; unavailable?: false }
   /** The SMTP server could not be reached: the delivery waits (pending, its attempt not counted). */
   | { status: 'failed'; error: string; permanent: false; unavailable: true };
@@ -44,8 +48,13 @@ async function untilRecorded(record: () => Promise<unknown>, patienceMs = RECORD
   }
 }
 
+/** The page where a delivery's member opts out of its rule. */
+function unsubscribeUrl(ctx: SendContext, delivery: ClaimedDelivery & { team_member_id: string }): string {
+  return `${ctx.unsubscribe.baseUrl}/${unsubscribeToken(ctx.unsubscribe.secret, delivery.rule_id, delivery.team_member_id)}`;
+}
+
 /** The e-mail of a claimed delivery, rendered. */
-function composeMail(ctx: SendContext, delivery: ClaimedDelivery): RenderedMail {
+function composeMail(ctx: SendContext, delivery: ClaimedDelivery & { team_member_id: string }): RenderedMail {
   const mailEvents: EventDetails[] = delivery.events.map((event) => ({
     id: event.id,
     scope: event.scope,
@@ -68,6 +77,8 @@ function composeMail(ctx: SendContext, delivery: ClaimedDelivery): RenderedMail 
     timeZone: delivery.timezone,
     recipient: { email: delivery.email, name: delivery.member_name },
     events: mailEvents,
+    repeats: delivery.repeats,
+    unsubscribeUrl: unsubscribeUrl(ctx, delivery),
   });
 }
 
@@ -96,10 +107,16 @@ export async function sendDelivery(ctx: SendContext, deliveryId: string, options
     ctx.metrics?.mailFailed('cancelled', true);
     return { status: 'cancelled', reason: 'member removed' };
   }
+  if (delivery.bouncing) {
+    await suppressDelivery(db, deliveryId);
+    ctx.metrics?.mailFailed('suppressed', true);
+    return { status: 'suppressed' };
+  }
 
+  const member = { ...delivery, team_member_id: delivery.team_member_id };
   let rendered: RenderedMail;
   try {
-    rendered = composeMail(ctx, delivery);
+    rendered = composeMail(ctx, member);
   } catch (error) {
     // Nothing was sent: the next try may claim it at once.
     await releaseDelivery(db, deliveryId).catch(() => {});
@@ -108,7 +125,10 @@ export async function sendDelivery(ctx: SendContext, deliveryId: string, options
   const messageId = messageIdFor(delivery.id, ctx.messageIdDomain);
   let acceptedAt: number;
   try {
-    await ctx.transport.send({ from: ctx.from, to: delivery.email, subject: rendered.subject, html: rendered.html, text: rendered.text, messageId });
+    await ctx.transport.send({
+      from: ctx.from, to: delivery.email, subject: rendered.subject, html: rendered.html, text: rendered.text, messageId,
+      list: { id: `${delivery.rule_id}.rules.${ctx.messageIdDomain}`, name: delivery.rule_name, unsubscribeUrl: unsubscribeUrl(ctx, member) },
+    });
     acceptedAt = Date.now();
   } catch (error) {
     const message = (error as Error).message?.slice(0, 2000) ?? String(error);
@@ -120,6 +140,9 @@ export async function sendDelivery(ctx: SendContext, deliveryId: string, options
     const permanent = classifySendError(error) === 'permanent';
     const final = permanent || options.finalAttempt === true;
     await recordFailedAttempt(db, deliveryId, final, message);
+    // Refused for good at RCPT TO: the address bounces, and later e-mails to it are suppressed.
+    const bounce = recipientBounce(error);
+    if (bounce) await markBouncing(db, delivery.team_member_id, bounce);
     ctx.metrics?.mailFailed(permanent ? 'permanent' : 'transient', final);
     return { status: 'failed', error: message, permanent };
   }

@@ -5,6 +5,7 @@ import { GatewayError } from '../../errors/catalog';
 import { sendGateway } from '../../plugins/errors';
 import type { AuthThrottle } from '../../plugins/auth-throttle';
 import { queuesDashboard, QUEUES_PATH } from './queues-dashboard';
+import { escapeHtml } from '../../html';
 
 /**
  * The operator's browser side of `/admin`: a login with ADMIN_TOKEN, the queue dashboard
@@ -32,10 +33,6 @@ const SECURITY_HEADERS = {
 };
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
-}
 
 /** Where to go after logging in: only a path of this service under /admin (no open redirect). */
 export function safeNext(raw: unknown): string {

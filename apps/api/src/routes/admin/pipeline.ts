@@ -1,12 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { messages, ValidationFailed } from '@notify/core';
-import { listRuleDeliveries, pendingMatchCount, type DeliveryRecord } from '@notify/db';
+import { DELIVERY_STATUSES, messages, ValidationFailed } from '@notify/core';
+import { listRuleDeliveries, ruleMatchCounts, type DeliveryRecord } from '@notify/db';
 import { flushRule, retryDelivery, type PipelineContext } from '@notify/pipeline';
 import type { AppDeps } from '../../deps';
 import { applicationRef, gatewayRef, Nullable, StringEnum } from '../../schemas/common';
-
-const STATUSES = ['pending', 'sending', 'sent', 'failed', 'cancelled'] as const;
 
 const Delivery = Type.Object(
   {
@@ -15,7 +13,7 @@ const Delivery = Type.Object(
     team_member_uuid: Nullable(Type.String({ format: 'uuid' })),
     email: Type.String(),
     period: Type.String({ description: 'The delivery period (schedule period, instant send or burst window).' }),
-    status: StringEnum(STATUSES),
+    status: StringEnum(DELIVERY_STATUSES),
     event_count: Type.Integer(),
     attempts: Type.Integer(),
     message_id: Nullable(Type.String()),
@@ -72,10 +70,14 @@ export const adminPipelineRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> =
       querystring: Type.Object({
         // Query values are strings (bodies are not coerced, and neither are queries).
         limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$', description: 'How many, 1 to 500. Default 50.' })),
-        status: Type.Optional(StringEnum(STATUSES)),
+        status: Type.Optional(StringEnum(DELIVERY_STATUSES)),
       }),
       response: {
-        200: Type.Object({ pending_matches: Type.Integer(), results: Type.Array(Delivery) }),
+        200: Type.Object({
+          pending_matches: Type.Integer(),
+          silenced_matches: Type.Integer({ description: 'Matches silences held back: recorded, never e-mailed.' }),
+          results: Type.Array(Delivery),
+        }),
         400: applicationRef, 401: gatewayRef, 404: applicationRef,
       },
     },
@@ -83,7 +85,8 @@ export const adminPipelineRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> =
     const limit = request.query.limit === undefined ? 50 : Number(request.query.limit);
     if (limit < 1 || limit > 500) throw new ValidationFailed([{ param: 'limit', details: [limit < 1 ? messages.min(1) : messages.max(500)] }]);
     const deliveries = await listRuleDeliveries(deps.db, request.params.rule_id, { limit, status: request.query.status });
-    return { pending_matches: await pendingMatchCount(deps.db, request.params.rule_id), results: deliveries.map(deliveryJson) };
+    const matches = await ruleMatchCounts(deps.db, request.params.rule_id);
+    return { pending_matches: matches.pending, silenced_matches: matches.silenced, results: deliveries.map(deliveryJson) };
   });
 
   app.post('/admin/v1/deliveries/:delivery_id/retry', {

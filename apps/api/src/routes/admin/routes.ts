@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import {
   addMember,
+  clearBounce,
   createOrganization,
   deleteKey,
   generateKey,
@@ -109,6 +110,10 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps; keyCache: K
     await bumpRuleListVersion(redis, deps.config.queuePrefix, request.params.org_id).catch((error) => logger.warn({ err: error }, 'could not invalidate rule lists'));
     return reply.code(204).send(null);
   });
+
+  app.post('/admin/v1/organizations/:org_id/members/:team_member_uuid/clear-bounce', {
+    config, schema: { tags, security, summary: "Clear a member's bouncing address: their e-mails are sent again", params: MemberParams, response: { 200: Member, ...errors } },
+  }, async (request) => memberJson(await clearBounce(db, request.params.org_id, request.params.team_member_uuid)));
 
   app.post('/admin/v1/organizations/:org_id/api-keys', {
     config, schema: { tags, security, summary: "Generate an API key (an organization's first key is its default)", params: OrgParams, body: KeyCreate, response: { 201: GeneratedApiKey, ...errors } },

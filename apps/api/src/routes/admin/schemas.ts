@@ -56,6 +56,10 @@ export const Member = Type.Object(
     email: Type.String(),
     name: Nullable(Type.String()),
     added_date: Type.String({ format: 'date-time' }),
+    bouncing: Nullable(Type.Object(
+      { since: Type.String({ format: 'date-time' }), reply: Nullable(Type.String()) },
+      { description: "The address was refused for good at RCPT TO: the member's e-mails are suppressed until it is cleared." },
+    )),
   },
   { $id: 'TeamMember' },
 );

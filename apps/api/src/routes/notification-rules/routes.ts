@@ -14,8 +14,9 @@ function summaryJson(rule: RuleSummary) {
     frequency: rule.frequency,
     delivery_hour: rule.deliveryHour,
     delivery_day_of_week: rule.deliveryDayOfWeek,
-    members: rule.members.map((member) => ({ team_member_uuid: member.teamMemberId, email: member.email })),
+    members: rule.members.map((member) => ({ team_member_uuid: member.teamMemberId, email: member.email, subscribed: member.subscribed })),
     enabled: rule.enabled,
+    renotify_after_hours: rule.renotifyAfterHours,
     added_date: rule.addedDate.toISOString(),
     last_update_date: rule.lastUpdateDate.toISOString(),
   };

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { FREQUENCIES, RULE_LIST_LIMITS, RULE_ORDERING_FIELDS, SCOPES } from '@notify/core';
+import { FREQUENCIES, RENOTIFY_LIMITS, RULE_LIST_LIMITS, RULE_ORDERING_FIELDS, SCOPES } from '@notify/core';
 import { Immutable, Nullable, QueryParam, StringEnum } from '../../schemas/common';
 import { Filters, StoredFilters } from '../../schemas/filters';
 
@@ -8,6 +8,13 @@ const scope = StringEnum(SCOPES, { description: 'The kind of event the rule watc
 const frequency = StringEnum(FREQUENCIES, { description: 'How often matches are delivered. Default: instant.' });
 const deliveryHour = Nullable(Type.Integer({ minimum: 0, maximum: 23, description: "Hour of delivery in the organization's time zone. Default 9 for daily, weekly and monthly; null for instant and hourly." }));
 const deliveryDayOfWeek = Nullable(Type.Integer({ minimum: 0, maximum: 6, description: '0 = Monday … 6 = Sunday. Default 0 for weekly.' }));
+const renotifyAfterHours = Nullable(Type.Integer({
+  minimum: RENOTIFY_LIMITS.min,
+  maximum: RENOTIFY_LIMITS.max,
+  description:
+    'One e-mail per finding: a match whose finding (the event\'s fingerprint) this rule e-mailed, or holds pending, within this many hours ' +
+    'is a repeat and is not e-mailed; after that the finding is news again. 1 to 8,760, or null (the default): every match is e-mailed.',
+}));
 const members = Type.Array(Type.String({ format: 'uuid' }), {
   minItems: 1,
   maxItems: 500,
@@ -23,6 +30,7 @@ export const RuleCreateBody = Type.Object({
   delivery_day_of_week: Type.Optional(deliveryDayOfWeek),
   members,
   enabled: Type.Optional(Type.Boolean({ description: 'Default: true.' })),
+  renotify_after_hours: Type.Optional(renotifyAfterHours),
 });
 
 export const RuleUpdateBody = Type.Object({
@@ -32,11 +40,16 @@ export const RuleUpdateBody = Type.Object({
   frequency: Type.Optional(frequency),
   delivery_hour: Type.Optional(deliveryHour),
   delivery_day_of_week: Type.Optional(deliveryDayOfWeek),
+  renotify_after_hours: Type.Optional(renotifyAfterHours),
   scope: Immutable('Cannot be changed: create a new rule instead.'),
   strategy: Immutable('Cannot be changed: create a new rule instead.'),
 });
 
-const MemberRef = Type.Object({ team_member_uuid: Type.String({ format: 'uuid' }), email: Type.String() });
+const MemberRef = Type.Object({
+  team_member_uuid: Type.String({ format: 'uuid' }),
+  email: Type.String(),
+  subscribed: Type.Boolean({ description: "False once the member opted out of this rule through an e-mail's unsubscribe link: they get no e-mail from it." }),
+});
 
 const summaryFields = {
   id: Type.String({ description: 'Identifier of the rule, assigned by the service.' }),
@@ -47,6 +60,7 @@ const summaryFields = {
   delivery_day_of_week: deliveryDayOfWeek,
   members: Type.Array(MemberRef),
   enabled: Type.Boolean(),
+  renotify_after_hours: renotifyAfterHours,
   added_date: Type.String({ format: 'date-time' }),
   last_update_date: Type.String({ format: 'date-time' }),
 };
@@ -64,6 +78,7 @@ export const Rule = Type.Object(
     delivery_day_of_week: summaryFields.delivery_day_of_week,
     members: summaryFields.members,
     enabled: summaryFields.enabled,
+    renotify_after_hours: summaryFields.renotify_after_hours,
     added_date: summaryFields.added_date,
     last_update_date: summaryFields.last_update_date,
   },

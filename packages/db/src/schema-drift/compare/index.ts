@@ -2,16 +2,17 @@ import type { DatabaseShape, TableShape } from '../shape';
 import { compareColumns } from './columns';
 import { compareForeignKeys } from './foreign-keys';
 import { compareIndexes } from './indexes';
+import { comparePartitioning } from './partitioning';
 import { comparePrimaryKeys } from './primary-key';
 
 /**
  * One check per aspect of a table, run in this order on every table both sides have; each
- * returns its problems as report lines. A new aspect (say, partitioning) is a field on
- * TableShape, filled by both sides, and one more check here.
+ * returns its problems as report lines. A new aspect is a field on TableShape, filled by both
+ * sides, and one more check here.
  */
 export type TableCheck = (expected: TableShape, actual: TableShape) => string[];
 
-const TABLE_CHECKS: readonly TableCheck[] = [compareColumns, comparePrimaryKeys, compareIndexes, compareForeignKeys];
+const TABLE_CHECKS: readonly TableCheck[] = [compareColumns, comparePrimaryKeys, compareIndexes, compareForeignKeys, comparePartitioning];
 
 export function compareShapes(expected: DatabaseShape, actual: DatabaseShape): string[] {
   return [

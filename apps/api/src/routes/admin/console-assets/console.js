@@ -321,7 +321,8 @@ async function openDeliveries(rule) {
 async function loadDeliveries(rule) {
   const list = await api('GET', `/admin/v1/notification-rules/${encodeURIComponent(rule.id)}/deliveries`);
   $('#deliveries-title').textContent = `Deliveries of "${rule.name}"`;
-  $('#deliveries-meta').textContent = `${list.pending_matches} match${list.pending_matches === 1 ? '' : 'es'} waiting for the next delivery · newest first, the last 50`;
+  const silenced = list.silenced_matches ? ` · ${list.silenced_matches} held back by silences` : '';
+  $('#deliveries-meta').textContent = `${list.pending_matches} match${list.pending_matches === 1 ? '' : 'es'} waiting for the next delivery${silenced} · newest first, the last 50`;
   const rows = list.results.map((delivery) =>
     el('tr', { 'data-delivery-id': delivery.id },
       el('td', {}, el('span', { className: `badge ${delivery.status}` }, delivery.status)),

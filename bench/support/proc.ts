@@ -1,0 +1,14 @@
+// CPU time of processes on this machine, from /proc (Linux): what a measure cost, beside how
+// long it took, because on a shared machine wall time alone says little.
+import { readFile } from 'node:fs/promises';
+
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** User + system CPU seconds process `pid` has used so far. */
+export async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name, which is in parentheses and may hold spaces.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+}

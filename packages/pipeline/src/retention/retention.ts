@@ -1,0 +1,29 @@
+import { dropExpiredHistory, ensureHistoryPartitions, forgetOldFindings, type ExpiredHistory } from '@notify/db';
+import type { PipelineContext } from '../context';
+
+/** Months of history partitions kept created ahead of the clock. */
+export const MONTHS_AHEAD = 2;
+
+/** How often the schedule role maintains the history partitions. */
+export const RETENTION_INTERVAL_MS = 3_600_000;
+
+export interface RetentionResult extends ExpiredHistory {
+  /** Partitions created ahead. */
+  created: string[];
+  /** Findings forgotten: their rules would take them as news again anyway. */
+  findingsForgotten: number;
+}
+
+/**
+ * Retention of the history (events, matches, deliveries), run by the schedule role: creates the
+ * months ahead, then drops whole months that ended more than `retentionDays` ago, except a month
+ * that still holds anything owed (see dropExpiredHistory), and forgets the findings (rule_findings) no
+ * rule would call repeats any more. Idempotent; safe from several processes.
+ */
+export async function maintainHistory(ctx: PipelineContext, retentionDays: number): Promise<RetentionResult> {
+  const now = ctx.now();
+  const created = await ensureHistoryPartitions(ctx.db, now, MONTHS_AHEAD);
+  const expired = await dropExpiredHistory(ctx.db, new Date(now.getTime() - retentionDays * 86_400_000));
+  const findingsForgotten = await forgetOldFindings(ctx.db, now);
+  return { created, ...expired, findingsForgotten };
+}

@@ -23,6 +23,8 @@ function guardOf(route: RouteEntry): Guard | undefined {
   if (url === '/admin/openapi.json' || url === '/admin/docs' || url.startsWith('/admin/docs/')) return 'operator-docs';
   if (/^\/v1\/(platform|easm|lookup)\//.test(url)) return 'apikey';
   if (url.startsWith('/v1/ingest/')) return 'ingest';
+  // The unsubscribe page: its signed token in the path is the credential (README: What a rule sent, and leaving it).
+  if (url === '/unsubscribe/:token') return 'public';
   if (['/admin', '/admin/login', '/admin/logout', '/admin/assets/console.css', '/openapi.json', '/health/live', '/health/ready'].includes(url) || url.startsWith('/docs')) return 'public';
   return undefined;
 }

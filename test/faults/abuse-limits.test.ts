@@ -33,7 +33,8 @@ function credentials(route: RouteEntry, key: string, cookie: string): Record<str
   if (/^\/v1\/(platform|easm|lookup)\//.test(route.url)) return { apikey: key };
   if (route.url.startsWith('/admin/v1/')) return { authorization: `Bearer ${ADMIN_TOKEN}` };
   if (route.url.startsWith('/admin/queues')) return { cookie };
-  if (['/admin/login', '/admin/logout'].includes(route.url)) return {};
+  // The unsubscribe page's credential is the signed token in its path.
+  if (['/admin/login', '/admin/logout', '/unsubscribe/:token'].includes(route.url)) return {};
   return undefined;
 }
 
@@ -183,8 +184,8 @@ describe('limits (faults): bodies, lists and nesting', () => {
     for (const route of bodyRoutes) {
       const headers = credentials(route, org.key, cookie)!;
       for (const type of types) {
-        // The operator pages (login, logout, the queue dashboard under its session) take form bodies.
-        if (/^\/admin\/(login|logout|queues)/.test(route.url) && type === 'application/x-www-form-urlencoded') continue;
+        // The operator pages (login, logout, the queue dashboard under its session) and the unsubscribe page take form bodies.
+        if (/^\/(admin\/(login|logout|queues)|unsubscribe\/)/.test(route.url) && type === 'application/x-www-form-urlencoded') continue;
         const response = await send(route.method, fill(route.url, ids), { ...headers, 'content-type': type }, 'name=x&scope=y');
         expectErrorOf(route, response, 415, type);
       }

@@ -6,13 +6,17 @@
 const HEAD = `
   <mj-head>
     <mj-title>{{subject}}</mj-title>
-    <mj-preview>{{preheader}}</mj-preview>
     <mj-attributes>
       <mj-all font-family="-apple-system, 'Segoe UI', Helvetica, Arial, sans-serif" />
       <mj-text font-size="14px" line-height="1.5" color="#111827" />
       <mj-section padding="8px 0" />
     </mj-attributes>
   </mj-head>`;
+
+// The inbox preview line. Not <mj-preview>: its hidden text is white on white, which SpamAssassin
+// scores as HTML_FONT_LOW_CONTRAST; hidden without a colour, it scores nothing.
+const PREHEADER = `
+    <mj-raw><div style="display:none;font-size:1px;line-height:1px;max-height:0px;max-width:0px;opacity:0;overflow:hidden;mso-hide:all;">{{preheader}}</div></mj-raw>`;
 
 const HEADER = `
     <mj-section background-color="#111827" padding="16px 0">
@@ -85,11 +89,11 @@ const FOOTER = `
     </mj-section>`;
 
 export const INSTANT_MJML = `<mjml lang="en">${HEAD}
-  <mj-body background-color="#ffffff" width="640px">${HEADER}${SUMMARY}${EVENT_GROUPS}${FOOTER}
+  <mj-body background-color="#ffffff" width="640px">${PREHEADER}${HEADER}${SUMMARY}${EVENT_GROUPS}${FOOTER}
   </mj-body>
 </mjml>`;
 
 export const DIGEST_MJML = `<mjml lang="en">${HEAD}
-  <mj-body background-color="#ffffff" width="640px">${HEADER}${SUMMARY}${ASSET_TABLE}${EVENT_GROUPS}${FOOTER}
+  <mj-body background-color="#ffffff" width="640px">${PREHEADER}${HEADER}${SUMMARY}${ASSET_TABLE}${EVENT_GROUPS}${FOOTER}
   </mj-body>
 </mjml>`;

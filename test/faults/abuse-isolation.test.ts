@@ -142,6 +142,15 @@ describe('tenant isolation on every route that takes an id (faults)', () => {
         );
       }
     },
+    async ['POST /admin/v1/organizations/:org_id/members/:team_member_uuid/clear-bounce']() {
+      for (const member of b.members) {
+        expectSameNotFound(
+          await asAdmin('POST', `/admin/v1/organizations/${a.id}/members/${member.team_member_uuid}/clear-bounce`),
+          await asAdmin('POST', `/admin/v1/organizations/${a.id}/members/${randomUUID()}/clear-bounce`),
+          'clear-bounce of B member under A',
+        );
+      }
+    },
     async ['GET /admin/v1/organizations/:org_id/api-keys']() {
       const listed = (await asAdmin('GET', `/admin/v1/organizations/${a.id}/api-keys`)).json() as Array<{ id: string }>;
       expect(listed.map((k) => k.id)).toEqual([a.keyId]);
@@ -188,6 +197,12 @@ describe('tenant isolation on every route that takes an id (faults)', () => {
     },
     async [`GET ${RULES}/:rule_id/deliveries`]() {
       for (const id of bRules) for (const spelled of spellings(id)) expectSameNotFound(await asA('GET', `${RULES}/${encodeURIComponent(spelled)}/deliveries`), await asA('GET', `${RULES}/${randomUUID()}/deliveries`), `GET deliveries ${spelled}`);
+    },
+    // A test send of B's rule, by A: the 404 of a missing rule, and nothing sent nor counted.
+    async [`POST ${RULES}/:rule_id/test`]() {
+      for (const id of bRules) for (const spelled of spellings(id)) expectSameNotFound(await asA('POST', `${RULES}/${encodeURIComponent(spelled)}/test`), await asA('POST', `${RULES}/${randomUUID()}/test`), `POST test ${spelled}`);
+      const { rows } = await t.deps.db.pool.query(`SELECT count(*)::int AS n FROM deliveries WHERE rule_id = ANY($1::uuid[])`, [bRules]);
+      expect(rows[0].n).toBe(0);
     },
     async [`GET ${SILENCES}/:silence_id`]() {
       for (const spelled of spellings(bSilence)) expectSameNotFound(await asA('GET', `${SILENCES}/${encodeURIComponent(spelled)}`), await asA('GET', `${SILENCES}/${randomUUID()}`), `GET silence ${spelled}`);

@@ -61,9 +61,9 @@ describe('/metrics after deliveries end to end', () => {
     // Every (reason, final) pair the mailer reports, and no other.
     const failed = samplesOf(samples, 'notify_emails_failed_total');
     expect(failed.map((sample) => `${sample.labels.reason}/${sample.labels.final}=${sample.value}`).sort()).toEqual(
-      ['cancelled/true=0', 'permanent/true=0', 'transient/false=0', 'transient/true=0', 'unavailable/false=0'],
+      ['cancelled/true=0', 'permanent/true=0', 'suppressed/true=0', 'transient/false=0', 'transient/true=0', 'unavailable/false=0'],
     );
-    expect(MAIL_FAILURE_SERIES).toHaveLength(5);
+    expect(MAIL_FAILURE_SERIES).toHaveLength(6);
   });
 
   it('counts ingested events, matches and e-mails sent with their labels, and times the delivery', async () => {
@@ -88,7 +88,7 @@ describe('/metrics after deliveries end to end', () => {
     expect(valueOf(samples, 'notify_matches_total', { scope: 'new_open_port_detected', frequency: 'instant' })).toBe(1);
     expect(samplesOf(samples, 'notify_matches_total', { scope: 'asset_dns_changed' }).map((sample) => sample.value)).toEqual([0, 0, 0, 0, 0]);
     expect(valueOf(samples, 'notify_emails_sent_total', { frequency: 'instant' })).toBe(1);
-    expect(samplesOf(samples, 'notify_emails_failed_total').map((sample) => sample.value)).toEqual([0, 0, 0, 0, 0]);
+    expect(samplesOf(samples, 'notify_emails_failed_total').map((sample) => sample.value)).toEqual([0, 0, 0, 0, 0, 0]);
 
     // One latency sample, from the event's arrival to the SMTP accept: more than nothing, less than the test took.
     expect(valueOf(samples, 'notify_delivery_latency_seconds_count', { frequency: 'instant' })).toBe(1);

@@ -25,6 +25,9 @@ export const messages = {
   /** DRF's URLField. */
   url: 'Enter a valid URL.',
   unknownMember: (id: string) => `Invalid pk "${id}" - object does not exist.`,
+  notRuleMember: (id: string) => `"${id}" is not a member of this notification rule.`,
+  unsubscribedMember: (id: string) => `"${id}" has unsubscribed from this notification rule.`,
+  noSubscribedMembers: 'The notification rule has no subscribed member to send to.',
   immutable: 'This field cannot be changed.',
   object: (type: string) => `Invalid data. Expected a dictionary, but got ${type}.`,
   timezone: (value: string) => `"${value}" is not a valid time zone. Use an IANA name such as "Europe/Berlin".`,

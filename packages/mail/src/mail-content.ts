@@ -14,6 +14,8 @@ export interface MailContent {
   events: EventDetails[];
   /** Matches of findings the rule e-mailed lately (renotify_after_hours), left out of this e-mail. */
   repeats?: number;
+  /** A test send (the rule's `/test`): the subject starts `[Test]` and the e-mail says what it is. */
+  test?: boolean;
   /** The page where the recipient opts out of this rule (the footer links to it). */
   unsubscribeUrl?: string;
 }

@@ -19,7 +19,7 @@ export function digestLabel(frequency: Frequency): string {
 }
 
 /**
- * `[Acme] 3 new open ports detected`, `[Acme] 1 new open port detected: <title>`,
+ * `[Acme] 3 new open ports detected`, `[Test] [Acme] 1 new open port detected: <title>`, `[Acme] 1 new open port detected: <title>`,
  * `[Acme] Daily digest: 42 events — New open port detected`. Every interpolated value is made a
  * single line, so nothing from an event or a name can end the header.
  */
@@ -35,5 +35,5 @@ export function buildSubject(content: MailContent): string {
     const title = only ? singleLine(maskText(only.title), 120) : '';
     if (title) body += `: ${title}`;
   }
-  return truncate(`[${organization}] ${body}`, MAX_SUBJECT_LENGTH);
+  return truncate(`${content.test ? '[Test] ' : ''}[${organization}] ${body}`, MAX_SUBJECT_LENGTH);
 }

@@ -52,6 +52,8 @@ export interface MailView {
   periodText: string | null;
   /** How many repeats of recent findings were left out, when any were. */
   repeatsText: string | null;
+  /** Says a test send is one, above everything else it shows. */
+  testText: string | null;
   unsubscribeUrl: string | null;
   timeZone: string;
   totalText: string;
@@ -127,11 +129,14 @@ export function buildView(content: MailContent): MailView {
     organizationName: singleLine(content.organizationName, 200) || 'Your organization',
     ruleName: singleLine(content.ruleName, 200) || '(unnamed rule)',
     heading: isDigest ? `${digestLabel(content.frequency)}: ${label}` : countedScope(content.scope, grouped.total),
-    kindLabel: isDigest ? digestLabel(content.frequency) : 'Instant alert',
+    kindLabel: content.test ? 'Test e-mail' : isDigest ? digestLabel(content.frequency) : 'Instant alert',
     scopeLabel: label,
     recipientName: content.recipient.name ? singleLine(content.recipient.name, 100) || null : null,
     periodText: content.period
       ? `${formatDateTime(content.period.start, zone)} – ${formatDateTime(content.period.end, zone)}`
+      : null,
+    testText: content.test
+      ? 'This is a test e-mail of the rule, sent on request. It shows what the rule sends, and does not count as one of its deliveries.'
       : null,
     repeatsText: content.repeats
       ? `${content.repeats} ${content.repeats === 1 ? 'repeat' : 'repeats'} of findings already e-mailed lately left out.`

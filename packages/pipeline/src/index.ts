@@ -11,5 +11,7 @@ export { flushRule } from './deliver/flush-rule';
 export { sendDelivery, messageIdFor, EVENTS_PER_MAIL, type SendContext, type SendOutcome } from './send/send-delivery';
 export { retryDelivery } from './send/retry-delivery';
 export { OutagePause } from './send/outage-pause';
+export { sendTestEmails, testSendRecipients, sampleEvent, type TestSendRule } from './test-send/test-send';
+export { scanScopeEvents, findLatestMatch } from './test-send/latest-match';
 export { reconcile, type ReconcileResult, type ReconcileOptions } from './reconcile/reconcile';
 export { maintainHistory, RETENTION_INTERVAL_MS, type RetentionResult } from './retention/retention';

@@ -19,6 +19,8 @@ export interface RedisKeys {
    */
   authFailures(address: string): string;
   readonly authFailuresTotal: string;
+  /** Test sends of a rule in the current minute (at most 5; the key expires with the minute). */
+  testSends(ruleId: string): string;
 }
 
 /** Pub/sub channels: a message on one reaches every process of the deployment. */
@@ -37,6 +39,7 @@ export function redisKeys(prefix: string): RedisKeys {
     adminSessionRevoked: (sessionId) => `${prefix}:admin-session:revoked:${sessionId}`,
     authFailures: (address) => `${prefix}:{auth-failures}:${address}`,
     authFailuresTotal: `${prefix}:{auth-failures}:*`,
+    testSends: (ruleId) => `${prefix}:test-sends:${ruleId}`,
   };
 }
 

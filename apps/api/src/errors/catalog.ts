@@ -22,6 +22,7 @@ export const applicationErrors = {
   limitReached: { status: 403, code: 10403, details: "A limit of the organization's plan is reached (e.g. plan.max_rules: creating one more notification rule)." },
   notFound: { status: 404, code: 10404, details: 'Not found.' },
   conflict: { status: 409, code: 10409, details: 'The request conflicts with the current state.' },
+  tooManyTestSends: { status: 429, code: 10429, details: 'At most 5 test sends per notification rule per minute. Try again after the Retry-After seconds.' },
   requestTimeout: { status: 408, code: 10408, details: 'The request did not arrive in time.' },
   payloadTooLarge: { status: 413, code: 10413, details: 'The request body is too large.' },
   headersTooLarge: { status: 431, code: 10431, details: 'The request line or headers are too large (16 KiB at most).' },
@@ -54,6 +55,7 @@ export class ApplicationError extends Error {
   constructor(
     readonly kind: ApplicationErrorName,
     readonly details?: string,
+    readonly headers: Record<string, string | number> = {},
   ) {
     super(details ?? applicationErrors[kind].details ?? kind);
     this.statusCode = applicationErrors[kind].status;

@@ -63,7 +63,7 @@ async function errorsPlugin(app: FastifyInstance, options: ErrorPluginOptions): 
     if (error instanceof NotFound) return send(reply, 'notFound', error.details);
     if (error instanceof Conflict) return send(reply, 'conflict', error.details);
     if (error instanceof LimitReached) return send(reply, 'limitReached', error.details);
-    if (error instanceof ApplicationError) return send(reply, error.kind, error.details);
+    if (error instanceof ApplicationError) return send(reply.headers(error.headers), error.kind, error.details);
     if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
       return send(reply, 'validation', null, [{ param: 'body', details: [`JSON parse error - ${error.message}`] }]);
     }

@@ -15,6 +15,7 @@ import { DateTime } from 'luxon';
  * | instant    | `i<epoch ms>`          | an instant rule's first match after a quiet spell: sent at once |
  * | burst      | `b<epoch ms>`          | an instant rule's matches during its coalescing window: sent when the window ends (the ms) |
  * | flush      | `f<epoch ms>`          | an operator flushes a rule: its pending matches, whatever their period, go now |
+ * | test       | `t<epoch ms>-<8 hex>`  | a customer asks for a test send: one e-mail per member, never a period of matches |
  * | late round | `<key>~<8 hex digits>` | matches that reach a period already delivered: a batch of their own |
  * | silenced   | `s`                    | a match a silence held back: never delivered, so it belongs to no batch |
  * | repeat     | `r`                    | an instant rule's match of a finding it took as news lately: never delivered |
@@ -31,6 +32,8 @@ export const periodKeys = {
   instant: (at: Date): string => `i${at.getTime()}`,
   /** An instant rule's burst, sent when its coalescing window ends at `until`. */
   burst: (until: Date): string => `b${until.getTime()}`,
+  /** A test send at `at`; random too, so two within one clock tick stay apart. */
+  test: (at: Date): string => `t${at.getTime()}-${randomBytes(4).toString('hex')}`,
   /** An operator's flush at `at`. */
   flush: (at: Date): string => `f${at.getTime()}`,
   /**

@@ -1,8 +1,9 @@
 import type { EventRecord, Frequency, Scope } from '@notify/core';
 import { poolOf, type DatabaseHandle } from '../client';
+import { EVENT_JSON } from './event-json';
 
 /** An event of a claimed delivery (core's EventRecord), as json_build_object gives it: the time as text. */
-export type DeliveryEvent = Omit<EventRecord, 'organization_id' | 'occurred_at'> & { occurred_at: string };
+export type DeliveryEvent = Omit<EventRecord, 'organization_id' | 'occurred_at' | 'fingerprint'> & { occurred_at: string };
 
 /** A delivery claimed for sending, with what its e-mail needs. */
 export interface ClaimedDelivery {
@@ -25,6 +26,8 @@ export interface ClaimedDelivery {
   events: DeliveryEvent[];
   /** The period's repeats (matches of findings the rule took as news lately), left out of the e-mail. */
   repeats: number;
+  /** A test send: `events` is its one event, and no period of matches is involved. */
+  test: boolean;
 }
 
 /**
@@ -43,17 +46,18 @@ export async function claimDelivery(db: DatabaseHandle, deliveryId: string, clai
         RETURNING d.id, d.rule_id, d.team_member_id, d.email, d.period_key, d.attempts, d.first_event_at, r.name AS rule_name, r.scope, r.frequency,
                   o.name AS organization_name, o.timezone,
                   (SELECT t.name FROM team_members t WHERE t.id = d.team_member_id) AS member_name,
-                  COALESCE((SELECT t.bouncing_since IS NOT NULL FROM team_members t WHERE t.id = d.team_member_id), false) AS bouncing
+                  COALESCE((SELECT t.bouncing_since IS NOT NULL FROM team_members t WHERE t.id = d.team_member_id), false) AS bouncing,
+                  d.test_event
      )
-     SELECT c.*, COALESCE(
-              (SELECT json_agg(json_build_object('id', e.id, 'scope', e.scope, 'occurred_at', e.occurred_at, 'asset', e.asset, 'asset_type', e.asset_type,
-                                                 'severity', e.severity, 'tags', e.tags, 'title', e.title, 'summary', e.summary, 'url', e.url, 'data', e.data)
-                               ORDER BY e.occurred_at DESC, e.id)
+     SELECT c.id, c.rule_id, c.team_member_id, c.email, c.period_key, c.attempts, c.first_event_at, c.rule_name, c.scope, c.frequency,
+            c.organization_name, c.timezone, c.member_name, c.bouncing, c.test_event IS NOT NULL AS test,
+            CASE WHEN c.test_event IS NOT NULL THEN json_build_array(c.test_event) ELSE COALESCE(
+              (SELECT json_agg(${EVENT_JSON} ORDER BY e.occurred_at DESC, e.id)
                  FROM (SELECT e.* FROM matches m JOIN events e ON e.organization_id = m.organization_id AND e.id = m.event_id AND e.received_at = m.event_received_at
                         WHERE m.rule_id = c.rule_id AND m.period_key = c.period_key AND m.status = 'delivered'
                         ORDER BY e.occurred_at DESC, e.id
                         LIMIT $3) e),
-              '[]'::json) AS events,
+              '[]'::json) END AS events,
             (SELECT count(*)::int FROM matches m WHERE m.rule_id = c.rule_id AND m.period_key = c.period_key AND m.status = 'repeat') AS repeats
        FROM claimed c`,
     [deliveryId, claimTimeoutMs, eventLimit],

@@ -35,6 +35,9 @@ export { suppressDelivery } from './suppress-delivery';
 export { markBouncing } from './mark-bouncing';
 export { findDeliveryStatus } from './find-delivery-status';
 export { reopenDelivery } from './reopen-delivery';
+// test sends and preview
+export { readScopeEvents, readEventDetails, type ScopeEvent, type ScopeEventCursor } from './read-scope-events';
+export { createTestDeliveries, type TestDelivery } from './create-test-deliveries';
 // reconcile
 export { findUnmatchedEvents } from './find-unmatched-events';
 export { findUnsentDeliveries } from './find-unsent-deliveries';

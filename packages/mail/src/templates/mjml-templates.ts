@@ -33,6 +33,7 @@ const SUMMARY = `
           {{#recipientName}}<p style="margin:0 0 8px">Hello {{recipientName}},</p>{{/recipientName}}
           <p style="margin:0 0 8px">Rule <strong>{{ruleName}}</strong> matched <strong>{{totalText}}</strong> on {{assetsText}}.</p>
           {{#periodText}}<p style="margin:0 0 8px;color:#4b5563">Period: {{periodText}}</p>{{/periodText}}
+          {{#testText}}<p style="margin:0 0 8px;padding:6px 10px;border-left:3px solid #1d4ed8;color:#111827">{{testText}}</p>{{/testText}}
           {{#repeatsText}}<p style="margin:0 0 8px;color:#4b5563">{{repeatsText}}</p>{{/repeatsText}}
           <p style="margin:0">{{#severityCounts}}<span style="display:inline-block;margin:0 6px 6px 0;padding:2px 8px;border-radius:10px;background-color:{{color}};color:#ffffff;font-size:12px">{{count}} {{label}}</span>{{/severityCounts}}</p>
         </mj-text>

@@ -11,6 +11,9 @@ Rule "{{ruleName}}" matched {{totalText}} on {{assetsText}}.
 {{#periodText}}
 Period: {{periodText}}
 {{/periodText}}
+{{#testText}}
+{{testText}}
+{{/testText}}
 {{#repeatsText}}
 {{repeatsText}}
 {{/repeatsText}}

@@ -72,7 +72,9 @@ function composeMail(ctx: SendContext, delivery: ClaimedDelivery & { team_member
     organizationName: delivery.organization_name,
     ruleName: delivery.rule_name,
     scope: delivery.scope,
-    kind: delivery.frequency === 'instant' ? 'instant' : 'digest',
+    // A test send shows its one event as an instant alert would, whatever the rule's frequency.
+    kind: delivery.test || delivery.frequency === 'instant' ? 'instant' : 'digest',
+    test: delivery.test,
     frequency: delivery.frequency,
     timeZone: delivery.timezone,
     recipient: { email: delivery.email, name: delivery.member_name },

@@ -1,0 +1,61 @@
+import type { Scope } from '@notify/core';
+import { poolOf, type DatabaseHandle } from '../client';
+import type { DeliveryEvent } from './claim-delivery';
+import { EVENT_JSON } from './event-json';
+
+/** What a rule's strategy and its renotify window read of a stored event, and where to find it again. */
+export interface ScopeEvent {
+  id: string;
+  received_at: Date;
+  asset: string;
+  asset_type: string | null;
+  severity: string | null;
+  tags: string[];
+  data: Record<string, unknown> | null;
+  title: string;
+  fingerprint: string | null;
+}
+
+/** Where a newest-first scan stopped: the next page starts below it. */
+export interface ScopeEventCursor {
+  receivedAt: Date;
+  id: string;
+}
+
+/**
+ * One page of an organization's stored events of one scope that arrived in [from, to), newest
+ * first, below `before` when given. Reads the index on (organization_id, scope, received_at) and
+ * only the months the range covers.
+ */
+export async function readScopeEvents(
+  db: DatabaseHandle,
+  organizationId: string,
+  scope: Scope,
+  range: { from: Date; to: Date },
+  limit: number,
+  before?: ScopeEventCursor,
+): Promise<ScopeEvent[]> {
+  const { rows } = await poolOf(db).query<ScopeEvent>(
+    `SELECT id, received_at, asset, asset_type, severity, tags, data, title, fingerprint
+       FROM events
+      WHERE organization_id = $1 AND scope = $2 AND received_at >= $3 AND received_at < $4
+        AND ($5::timestamptz IS NULL OR (received_at, id) < ($5::timestamptz, $6::text))
+      ORDER BY received_at DESC, id DESC
+      LIMIT $7`,
+    [organizationId, scope, range.from, range.to, before?.receivedAt ?? null, before?.id ?? null, limit],
+  );
+  return rows;
+}
+
+/** Stored events in full, as an e-mail shows them, in the order of `keys` (unknown ones left out). */
+export async function readEventDetails(db: DatabaseHandle, organizationId: string, keys: readonly ScopeEventCursor[]): Promise<DeliveryEvent[]> {
+  if (!keys.length) return [];
+  const { rows } = await poolOf(db).query<{ event: DeliveryEvent }>(
+    `SELECT ${EVENT_JSON} AS event
+       FROM unnest($2::text[], $3::timestamptz[]) WITH ORDINALITY AS k(id, received_at, position)
+       JOIN events e ON e.organization_id = $1 AND e.id = k.id AND e.received_at = k.received_at
+      ORDER BY k.position`,
+    [organizationId, keys.map((key) => key.id), keys.map((key) => key.receivedAt)],
+  );
+  return rows.map((row) => row.event);
+}

@@ -29,6 +29,7 @@ import { notificationRuleRoutes } from './routes/notification-rules/routes';
 import { notificationSilenceRoutes } from './routes/notification-silences/routes';
 import { ruleDeliveryRoutes } from './routes/notification-rules/deliveries';
 import { ruleTestSendRoutes } from './routes/notification-rules/test-send';
+import { rulePreviewRoutes } from './routes/notification-rules/preview';
 import { unsubscribeRoutes } from './routes/unsubscribe/routes';
 
 function containsNul(value: unknown, depth = 0): boolean {
@@ -165,6 +166,7 @@ export async function buildApp(deps: AppDeps, options: { logger?: FastifyServerO
   await app.register(notificationSilenceRoutes, { deps });
   await app.register(ruleDeliveryRoutes, { deps });
   await app.register(ruleTestSendRoutes, { deps });
+  await app.register(rulePreviewRoutes, { deps });
   await app.register(unsubscribeRoutes, { deps });
   await app.register(assetSearchRoutes, { deps });
   await app.register(lookupRoutes, { deps });

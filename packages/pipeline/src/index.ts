@@ -13,5 +13,6 @@ export { retryDelivery } from './send/retry-delivery';
 export { OutagePause } from './send/outage-pause';
 export { sendTestEmails, testSendRecipients, sampleEvent, type TestSendRule } from './test-send/test-send';
 export { scanScopeEvents, findLatestMatch } from './test-send/latest-match';
+export { previewRule, type PreviewedRule, type RulePreview, type PreviewContext } from './preview/preview-rule';
 export { reconcile, type ReconcileResult, type ReconcileOptions } from './reconcile/reconcile';
 export { maintainHistory, RETENTION_INTERVAL_MS, type RetentionResult } from './retention/retention';

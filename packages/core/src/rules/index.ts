@@ -1,2 +1,3 @@
 export * from './list-query';
 export * from './rule-input';
+export * from './preview-query';

@@ -1,5 +1,5 @@
 import { unsubscribeToken, type EventDetails } from '@notify/core';
-import { cancelDelivery, claimDelivery, markBouncing, markDeliverySent, suppressDelivery, postponeDelivery, recordFailedAttempt, releaseDelivery, type ClaimedDelivery } from '@notify/db';
+import { cancelDelivery, claimDelivery, markBouncing, markDeliverySent, suppressDelivery, postponeDelivery, recordFailedAttempt, releaseDelivery, type ClaimedDelivery, type DeliveryEvent } from '@notify/db';
 import { classifySendError, isServerUnavailable, recipientBounce, type RenderedMail, type MailRenderer, type MailTransport } from '@notify/mail';
 import type { PipelineContext } from '../context';
 
@@ -53,9 +53,9 @@ function unsubscribeUrl(ctx: SendContext, delivery: ClaimedDelivery & { team_mem
   return `${ctx.unsubscribe.baseUrl}/${unsubscribeToken(ctx.unsubscribe.secret, delivery.rule_id, delivery.team_member_id)}`;
 }
 
-/** The e-mail of a claimed delivery, rendered. */
-function composeMail(ctx: SendContext, delivery: ClaimedDelivery & { team_member_id: string }): RenderedMail {
-  const mailEvents: EventDetails[] = delivery.events.map((event) => ({
+/** An event as the database hands it to an e-mail, as the renderer reads it. */
+export function mailEventOf(event: DeliveryEvent): EventDetails {
+  return {
     id: event.id,
     scope: event.scope,
     occurredAt: new Date(event.occurred_at),
@@ -67,7 +67,12 @@ function composeMail(ctx: SendContext, delivery: ClaimedDelivery & { team_member
     summary: event.summary,
     url: event.url,
     data: event.data,
-  }));
+  };
+}
+
+/** The e-mail of a claimed delivery, rendered. */
+function composeMail(ctx: SendContext, delivery: ClaimedDelivery & { team_member_id: string }): RenderedMail {
+  const mailEvents = delivery.events.map(mailEventOf);
   return ctx.renderer.render({
     organizationName: delivery.organization_name,
     ruleName: delivery.rule_name,

@@ -26,7 +26,7 @@ function ruleJson(rule: Rule) {
   return { ...summaryJson(rule), strategy: rule.strategy };
 }
 
-function normalizedStrategy(strategy: unknown): Filters | null {
+export function normalizedStrategy(strategy: unknown): Filters | null {
   if (strategy === undefined || strategy === null) return null;
   const result = validateFilters(strategy);
   // The x-filters schema keyword has already refused anything invalid.

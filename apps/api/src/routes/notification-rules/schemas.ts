@@ -33,6 +33,9 @@ export const RuleCreateBody = Type.Object({
   renotify_after_hours: Type.Optional(renotifyAfterHours),
 });
 
+/** A rule to preview: as for create, the name optional. */
+export const RulePreviewBody = Type.Object({ ...RuleCreateBody.properties, name: Type.Optional(name) });
+
 export const RuleUpdateBody = Type.Object({
   name,
   members,

@@ -1,0 +1,93 @@
+import { compileFilters, findingKey, type Filters, type Frequency, type Scope } from '@notify/core';
+import { readEventDetails, type DatabaseHandle } from '@notify/db';
+import { createMailRenderer, type MailRenderer, type RenderedMail } from '@notify/mail';
+import { EVENTS_PER_MAIL, mailEventOf } from '../send/send-delivery';
+import { scanScopeEvents } from '../test-send/latest-match';
+import { replayMatches, type ReplayedMatch } from './replay';
+
+/** A rule as created (validated and with the create defaults), not stored. */
+export interface PreviewedRule {
+  name: string;
+  scope: Scope;
+  strategy: Filters | null;
+  frequency: Frequency;
+  deliveryHour: number | null;
+  deliveryDayOfWeek: number | null;
+  renotifyAfterHours: number | null;
+  members: ReadonlyArray<{ id: string; email: string; name: string | null }>;
+}
+
+export interface RulePreview {
+  from: Date;
+  to: Date;
+  matchedEvents: number;
+  /** Matches of findings it would have e-mailed lately (renotify_after_hours), left out of e-mails. */
+  repeats: number;
+  /** E-mails per member (every member gets each one). */
+  emails: number;
+  /** The last e-mail it would have sent, as its first member would have got it. */
+  sample: RenderedMail | null;
+}
+
+export interface PreviewContext {
+  db: DatabaseHandle;
+  instantCoalesceMs: number;
+  now: () => Date;
+}
+
+/** The templates, compiled on the first preview of the process (the API's processes send no e-mail otherwise). */
+let renderer: Promise<MailRenderer> | undefined;
+const previewRenderer = () => (renderer ??= createMailRenderer());
+
+/**
+ * Replays an organization's stored events of the last `days` through a rule that is not stored:
+ * its strategy on every event of its scope (one index range, read a page at a time, only what the
+ * strategy reads), then its frequency (and renotify window) on the matches, as the pipeline would
+ * have delivered them. Nothing is stored or sent.
+ */
+export async function previewRule(
+  ctx: PreviewContext,
+  organization: { id: string; name: string; timezone: string },
+  rule: PreviewedRule,
+  days: number,
+): Promise<RulePreview> {
+  const to = ctx.now();
+  const from = new Date(to.getTime() - days * 86_400_000);
+  const matches = compileFilters(rule.strategy);
+  const matched: Array<ReplayedMatch & { id: string; receivedAt: Date }> = [];
+  await scanScopeEvents(ctx.db, organization.id, rule.scope, { from, to }, (event) => {
+    if (matches(event)) {
+      matched.push({
+        at: event.received_at.getTime(),
+        id: event.id,
+        receivedAt: event.received_at,
+        finding: rule.renotifyAfterHours === null ? '' : findingKey({ scope: rule.scope, asset: event.asset, title: event.title, fingerprint: event.fingerprint }),
+      });
+    }
+    return true;
+  });
+  // Read newest first; the pipeline saw them oldest first.
+  matched.reverse();
+  const schedule = { frequency: rule.frequency, deliveryHour: rule.deliveryHour, deliveryDayOfWeek: rule.deliveryDayOfWeek, timeZone: organization.timezone };
+  const replay = replayMatches(matched, { schedule, renotifyAfterHours: rule.renotifyAfterHours }, ctx.instantCoalesceMs);
+
+  let sample: RenderedMail | null = null;
+  const recipient = rule.members[0];
+  if (replay.last && recipient) {
+    const shown = replay.last.indexes.slice(-EVENTS_PER_MAIL).reverse().map((index) => matched[index]!);
+    const events = await readEventDetails(ctx.db, organization.id, shown.map((match) => ({ id: match.id, receivedAt: match.receivedAt })));
+    const period = replay.last.period;
+    sample = (await previewRenderer()).render({
+      organizationName: organization.name,
+      ruleName: rule.name,
+      scope: rule.scope,
+      kind: rule.frequency === 'instant' ? 'instant' : 'digest',
+      frequency: rule.frequency,
+      ...(period ? { period: { start: period.start, end: period.end } } : {}),
+      timeZone: organization.timezone,
+      recipient: { email: recipient.email, name: recipient.name },
+      events: events.map(mailEventOf),
+    });
+  }
+  return { from, to, matchedEvents: matched.length, repeats: replay.repeats, emails: replay.emails, sample };
+}

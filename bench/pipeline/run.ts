@@ -14,6 +14,8 @@
 //   5. retention   a month of history (1,000,000 events and their matches) dropped by the
 //                  partition, as the schedule role does it
 //                  vs a DELETE of another month of the same size
+//   6. preview     a rule preview over an organization's 1,000,000 events of the last 30 days
+//                  (spread over the 21 scopes, and all of one scope): <= 500 ms
 //
 // Every part has its own schema bench_<hex> and queue prefixes bench-<hex>; they, the child
 // processes (bench/support/pipeline-child.ts) and the sink are removed whether the part passes or
@@ -23,7 +25,7 @@
 // One file per part in bench/pipeline/, the helpers they share in bench/support/. Run some parts
 // only with `npm run bench:pipeline -- matching` (or `-- ingest,instant`, or BENCH_PARTS).
 //
-// Environment (all optional): BENCH_PARTS (ingest,matching,instant,digests,retention), BENCH_CPU_PROF=<dir>
+// Environment (all optional): BENCH_PARTS (ingest,matching,instant,digests,retention,preview), BENCH_CPU_PROF=<dir>
 // (children run with --cpu-prof), BENCH_LOG_LEVEL (children's LOG_LEVEL, default warn),
 // BENCH_STRICT=1 (exit 1 when a target is missed), and the sizes at the top of each part.
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -38,6 +40,7 @@ import * as digests from './digests';
 import * as ingest from './ingest';
 import * as instant from './instant';
 import * as matching from './matching';
+import * as preview from './preview';
 import * as retention from './retention';
 
 /** All parts: pipeline.json; some: pipeline-<parts>.json, so a partial run keeps the full run's figures. */
@@ -52,6 +55,7 @@ const PARTS = {
   instant: { title: '3. instant latency', run: instant.run },
   digests: { title: '4. digests', run: digests.run },
   retention: { title: '5. retention', run: retention.run },
+  preview: { title: '6. rule preview', run: preview.run },
 } as const;
 type PartName = keyof typeof PARTS;
 

@@ -11,6 +11,7 @@ export { closeDeps, createDeps } from '../../apps/api/src/deps';
 export type { findReferral } from '../../apps/api/src/whois/client';
 export type { parseWhois } from '../../apps/api/src/whois/parse';
 export { startProcess, type RunningProcess } from '../../apps/server/src/process';
+export { previewRule, type PreviewedRule } from '@notify/pipeline';
 // The mail package's test fixtures (not part of its front door): sample alert and digest content.
 export { makeContent, makeEvent } from '../../packages/mail/src/testing/fixtures';
 // WHOIS answers built against the parser (test support, shared with its tests).

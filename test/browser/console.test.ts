@@ -142,6 +142,21 @@ describe.skipIf(!HAS_CHROMIUM)('operator pages in a real browser', { timeout: 60
     expect(members.map((member) => member.email).sort()).toEqual(org.members.map((member) => member.email).sort());
   });
 
+  it("shows a bouncing address with the server's reply, and clears it", async () => {
+    // A member's address refused at RCPT TO is marked so (test/e2e/bounces.test.ts); here the mark is set directly.
+    const bouncing = org.members[0]!;
+    await p.db.pool.query(`UPDATE team_members SET bouncing_since = now(), bounce_reply = '550 5.1.1 user unknown' WHERE id = $1`, [bouncing.team_member_uuid]);
+    await page.reload();
+    await page.getByRole('cell', { name: bouncing.email, exact: true }).waitFor();
+    const row = page.getByRole('row').filter({ hasText: bouncing.email });
+    await expect(row.getByRole('cell', { name: /^Bouncing since / }).getAttribute('title')).resolves.toBe('550 5.1.1 user unknown');
+    await row.getByRole('button', { name: `Clear the bounce of ${bouncing.email}` }).click();
+    await row.getByRole('cell', { name: 'OK', exact: true }).waitFor();
+    const members = (await p.admin('GET', `/admin/v1/organizations/${org.id}/members`)).json() as Array<{ email: string; bouncing: unknown }>;
+    expect(members.find((member) => member.email === bouncing.email)!.bouncing).toBeNull();
+    expect(problems).toEqual([]);
+  });
+
   it('generates a key and shows it once, with a warning', async () => {
     await page.locator('#key-generate').getByLabel('Key name').fill('ci pipeline');
     await page.getByRole('button', { name: 'Generate key' }).click();

@@ -36,7 +36,7 @@ export { markBouncing } from './mark-bouncing';
 export { findDeliveryStatus } from './find-delivery-status';
 export { reopenDelivery } from './reopen-delivery';
 // test sends and preview
-export { readScopeEvents, readEventDetails, type ScopeEvent, type ScopeEventCursor } from './read-scope-events';
+export { readScopeEvents, readEventDetails, ALL_SCOPE_EVENT_COLUMNS, type ScopeEvent, type ScopeEventCursor, type ScopeEventColumns } from './read-scope-events';
 export { createTestDeliveries, type TestDelivery } from './create-test-deliveries';
 // reconcile
 export { findUnmatchedEvents } from './find-unmatched-events';

@@ -6,15 +6,28 @@ import { EVENT_JSON } from './event-json';
 /** What a rule's strategy and its renotify window read of a stored event, and where to find it again. */
 export interface ScopeEvent {
   id: string;
-  received_at: Date;
+  /** When it arrived, in epoch milliseconds (a number parses far faster than a timestamp). */
+  received_ms: number;
   asset: string;
   asset_type: string | null;
   severity: string | null;
-  tags: string[];
+  /** Null unless asked for (`columns.tags`). */
+  tags: string[] | null;
+  /** Null unless asked for (`columns.data`), or none. */
   data: Record<string, unknown> | null;
+  /** Empty and null unless asked for (`columns.finding`). */
   title: string;
   fingerprint: string | null;
 }
+
+/** The costly columns a scan reads only when the rule needs them: `data` and `tags` for its strategy, title and fingerprint for its renotify window. */
+export interface ScopeEventColumns {
+  data: boolean;
+  tags: boolean;
+  finding: boolean;
+}
+
+export const ALL_SCOPE_EVENT_COLUMNS: ScopeEventColumns = { data: true, tags: true, finding: true };
 
 /** Where a newest-first scan stopped: the next page starts below it. */
 export interface ScopeEventCursor {
@@ -34,9 +47,12 @@ export async function readScopeEvents(
   range: { from: Date; to: Date },
   limit: number,
   before?: ScopeEventCursor,
+  columns: ScopeEventColumns = ALL_SCOPE_EVENT_COLUMNS,
 ): Promise<ScopeEvent[]> {
   const { rows } = await poolOf(db).query<ScopeEvent>(
-    `SELECT id, received_at, asset, asset_type, severity, tags, data, title, fingerprint
+    `SELECT id, (extract(epoch FROM received_at) * 1000)::float8 AS received_ms, asset, asset_type, severity,
+            ${columns.tags ? 'tags' : 'NULL'} AS tags, ${columns.data ? 'data' : 'NULL'} AS data,
+            ${columns.finding ? 'title' : "''"} AS title, ${columns.finding ? 'fingerprint' : 'NULL'} AS fingerprint
        FROM events
       WHERE organization_id = $1 AND scope = $2 AND received_at >= $3 AND received_at < $4
         AND ($5::timestamptz IS NULL OR (received_at, id) < ($5::timestamptz, $6::text))

@@ -2,7 +2,7 @@ import { compileFilters, findingKey, type Filters, type Frequency, type Scope } 
 import { readEventDetails, type DatabaseHandle } from '@notify/db';
 import { createMailRenderer, type MailRenderer, type RenderedMail } from '@notify/mail';
 import { EVENTS_PER_MAIL, mailEventOf } from '../send/send-delivery';
-import { scanScopeEvents } from '../test-send/latest-match';
+import { scanScopeEvents, strategyColumns } from '../test-send/latest-match';
 import { replayMatches, type ReplayedMatch } from './replay';
 
 /** A rule as created (validated and with the create defaults), not stored. */
@@ -54,18 +54,17 @@ export async function previewRule(
   const to = ctx.now();
   const from = new Date(to.getTime() - days * 86_400_000);
   const matches = compileFilters(rule.strategy);
-  const matched: Array<ReplayedMatch & { id: string; receivedAt: Date }> = [];
+  const matched: Array<ReplayedMatch & { id: string }> = [];
   await scanScopeEvents(ctx.db, organization.id, rule.scope, { from, to }, (event) => {
     if (matches(event)) {
       matched.push({
-        at: event.received_at.getTime(),
+        at: event.received_ms,
         id: event.id,
-        receivedAt: event.received_at,
         finding: rule.renotifyAfterHours === null ? '' : findingKey({ scope: rule.scope, asset: event.asset, title: event.title, fingerprint: event.fingerprint }),
       });
     }
     return true;
-  });
+  }, { columns: strategyColumns(rule.strategy, rule.renotifyAfterHours !== null) });
   // Read newest first; the pipeline saw them oldest first.
   matched.reverse();
   const schedule = { frequency: rule.frequency, deliveryHour: rule.deliveryHour, deliveryDayOfWeek: rule.deliveryDayOfWeek, timeZone: organization.timezone };
@@ -75,7 +74,7 @@ export async function previewRule(
   const recipient = rule.members[0];
   if (replay.last && recipient) {
     const shown = replay.last.indexes.slice(-EVENTS_PER_MAIL).reverse().map((index) => matched[index]!);
-    const events = await readEventDetails(ctx.db, organization.id, shown.map((match) => ({ id: match.id, receivedAt: match.receivedAt })));
+    const events = await readEventDetails(ctx.db, organization.id, shown.map((match) => ({ id: match.id, receivedAt: new Date(match.at) })));
     const period = replay.last.period;
     sample = (await previewRenderer()).render({
       organizationName: organization.name,

@@ -62,7 +62,7 @@ export async function sendTestEmails(ctx: PipelineContext, rule: TestSendRule, m
   const now = ctx.now();
   const from = new Date(now.getTime() - TEST_SEND_LOOKBACK_DAYS * 86_400_000);
   const latest = await findLatestMatch(ctx.db, rule, { from, to: new Date(now.getTime() + 1) });
-  const [stored] = latest ? await readEventDetails(ctx.db, rule.organizationId, [{ id: latest.id, receivedAt: latest.received_at }]) : [];
+  const [stored] = latest ? await readEventDetails(ctx.db, rule.organizationId, [{ id: latest.id, receivedAt: new Date(latest.received_ms) }]) : [];
   const event = stored ?? sampleEvent(rule.scope, now);
   const deliveries = await createTestDeliveries(ctx.db, rule.id, wanted, periodKeys.test(now), event);
   // Should this fail, the deliveries wait as pending: the reconciler asks again.

@@ -161,12 +161,28 @@ async function loadMembers() {
       el('td', {}, member.email),
       el('td', {}, member.name ?? ''),
       el('td', { className: 'mono' }, member.team_member_uuid),
+      // A bouncing address: its e-mails are suppressed until cleared (README: bounces).
+      el('td', member.bouncing ? { title: member.bouncing.reply ?? '' } : {},
+        member.bouncing ? `Bouncing since ${new Date(member.bouncing.since).toLocaleString()}` : 'OK'),
       el('td', { className: 'actions' },
+        ...(member.bouncing
+          ? [el('button', {
+              type: 'button', 'aria-label': `Clear the bounce of ${member.email}`,
+              onclick: () => clearBounce(member),
+            }, 'Clear bounce')]
+          : []),
         el('button', {
           type: 'button', className: 'danger', 'aria-label': `Remove member ${member.email}`,
           onclick: () => removeMember(member),
         }, 'Remove'))));
-  fill($('#members tbody'), rows, 'No members yet.', 4);
+  fill($('#members tbody'), rows, 'No members yet.', 5);
+}
+
+async function clearBounce(member) {
+  await attempt(async () => {
+    await api('POST', orgPath(`/members/${encodeURIComponent(member.team_member_uuid)}/clear-bounce`));
+    await loadMembers();
+  });
 }
 
 async function removeMember(member) {

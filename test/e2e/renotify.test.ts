@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { makeEvent, usePipeline } from '../support/pipeline';
-import type { ReceivedMail } from '../support/smtp';
+import { flushSettled, ingestAccepted, mailsFor, makeEvent, usePipeline } from '../support/pipeline';
 import { waitUntilSettled } from '../support/wait';
 
 const RULES = '/v1/platform/notification-rules';
@@ -11,18 +10,9 @@ describe('one e-mail per finding: renotify_after_hours end to end', () => {
   let clock = Date.now();
   const t = usePipeline({}, { now: () => new Date(clock) });
 
-  const mailsTo = (email: string): ReceivedMail[] => t.smtp.received.filter((mail) => mail.to.includes(email));
-  async function ingest(events: unknown[]): Promise<void> {
-    const response = await t.p.ingest({ events });
-    expect(response.statusCode, response.body).toBe(202);
-  }
-  async function flush(ruleId: string): Promise<{ matches: number; deliveries: number }> {
-    await waitUntilSettled(t.p.db);
-    const response = await t.p.admin('POST', `/admin/v1/notification-rules/${ruleId}/flush`);
-    expect(response.statusCode).toBe(202);
-    await waitUntilSettled(t.p.db);
-    return response.json() as { matches: number; deliveries: number };
-  }
+  const mailsTo = (email: string) => mailsFor(t.smtp, email);
+  const ingest = (events: unknown[]) => ingestAccepted(t.p, events);
+  const flush = (ruleId: string) => flushSettled(t.p, ruleId);
 
   it('leaves repeats of a finding out of digests within the hours, counts them, and takes it as news after', async () => {
     const org = await t.p.createOrg();

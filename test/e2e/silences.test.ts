@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { makeEvent, usePipeline } from '../support/pipeline';
-import type { ReceivedMail } from '../support/smtp';
-import { pause, waitUntilSettled } from '../support/wait';
+import { flushSettled, ingestAccepted, mailsFor, makeEvent, usePipeline } from '../support/pipeline';
+import { pause } from '../support/wait';
 
 const SILENCES = '/v1/platform/notification-silences';
 const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
@@ -11,19 +10,9 @@ const SILENCE_TAKES_EFFECT_MS = 1000;
 describe('silences end to end: POST /v1/platform/notification-silences to a real SMTP server', () => {
   const t = usePipeline();
 
-  const mailsTo = (email: string): ReceivedMail[] => t.smtp.received.filter((mail) => mail.to.includes(email));
-  async function ingest(events: unknown[]): Promise<void> {
-    const response = await t.p.ingest({ events });
-    expect(response.statusCode, response.body).toBe(202);
-  }
-  async function flush(ruleId: string): Promise<{ matches: number; deliveries: number }> {
-    await waitUntilSettled(t.p.db);
-    const response = await t.p.admin('POST', `/admin/v1/notification-rules/${ruleId}/flush`);
-    expect(response.statusCode).toBe(202);
-    const counts = response.json() as { matches: number; deliveries: number };
-    await waitUntilSettled(t.p.db);
-    return counts;
-  }
+  const mailsTo = (email: string) => mailsFor(t.smtp, email);
+  const ingest = (events: unknown[]) => ingestAccepted(t.p, events);
+  const flush = (ruleId: string) => flushSettled(t.p, ruleId);
   async function silence(key: string, body: Record<string, unknown>) {
     const response = await t.p.api(key, 'POST', SILENCES, { ends_at: inDays(7), comment: 'maintenance week (ops, CHG-1234)', ...body });
     expect(response.statusCode, response.body).toBe(201);

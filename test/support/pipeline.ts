@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { startProcess, type RunningProcess } from '../../apps/server/src/process';
 import { ADMIN_TOKEN, GENEROUS_AUTH_BUDGETS, INGEST_TOKEN } from './app';
 import { createTestDatabase, DATABASE_URL, REDIS_URL } from './database';
-import { startSmtpServer, type TestSmtpServer } from './smtp';
+import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from './smtp';
+import { waitUntilSettled } from './wait';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, expect, vi } from 'vitest';
 
@@ -153,6 +154,26 @@ export interface PipelineFixture {
  * Starts a real SMTP server and the whole pipeline before the enclosing `describe`'s tests and
  * stops both after them; the fields are filled in by the time a test runs.
  */
+/** The e-mails the SMTP server accepted for `email`, in order. */
+export function mailsFor(smtp: TestSmtpServer, email: string): ReceivedMail[] {
+  return smtp.received.filter((mail) => mail.to.includes(email));
+}
+
+/** Ingests events, expecting them accepted (202). */
+export async function ingestAccepted(p: PipelineHarness, events: unknown[]): Promise<void> {
+  const response = await p.ingest({ events });
+  expect(response.statusCode, response.body).toBe(202);
+}
+
+/** Flushes a rule once the pipeline has settled, and waits until what it sends has settled too; returns the flush's counts. */
+export async function flushSettled(p: PipelineHarness, ruleId: string): Promise<{ matches: number; deliveries: number }> {
+  await waitUntilSettled(p.db);
+  const response = await p.admin('POST', `/admin/v1/notification-rules/${ruleId}/flush`);
+  expect(response.statusCode).toBe(202);
+  await waitUntilSettled(p.db);
+  return response.json() as { matches: number; deliveries: number };
+}
+
 export function usePipeline(env: Record<string, string> = {}, options: PipelineOptions = {}): PipelineFixture {
   const fixture = {} as PipelineFixture;
   beforeAll(async () => {

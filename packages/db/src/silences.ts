@@ -1,5 +1,6 @@
 import { isUuid, LimitReached, messages, NotFound, SILENCE_LIMITS, ValidationFailed, type Filters, type NewSilence, type SilenceListQuery, type SilenceStatus } from '@notify/core';
 import { clientOf, poolOf, withTransaction, type Database } from './client';
+import type { UnexpiredSilence } from './sql/load-silences';
 
 /** A silence as the API shows it (its status follows from the clock: silenceStatus). */
 export interface Silence {
@@ -16,13 +17,7 @@ export interface Silence {
   lastUpdateDate: Date;
 }
 
-interface SilenceRow {
-  id: string;
-  organization_id: string;
-  filters: Filters;
-  rule_ids: string[] | null;
-  starts_at: Date;
-  ends_at: Date;
+interface SilenceRow extends UnexpiredSilence {
   comment: string;
   silenced_count: number;
   added_date: Date;

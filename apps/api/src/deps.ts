@@ -3,7 +3,7 @@ import type { Config } from '@notify/config';
 import { createDatabase, type Database } from '@notify/db';
 import { createLogger, createMetrics, type Logger, type Metrics } from '@notify/observability';
 import { createRedis, Queues, redisChannels } from '@notify/queues';
-import { createRuleChangeAnnouncer, type RuleChangeAnnouncer } from '@notify/pipeline';
+import { createRuleChangeAnnouncer, type PipelineContext, type RuleChangeAnnouncer } from '@notify/pipeline';
 import { RuleListCache } from './routes/notification-rules/list-cache';
 
 /** What the HTTP app needs from the outside world, built once per process. */
@@ -22,6 +22,11 @@ export interface AppDeps {
   logger: Logger;
   /** This process's Prometheus registry and metrics (`/metrics`). */
   metrics: Metrics;
+}
+
+/** The pipeline's use cases as the API runs them (an operator's flush, a customer's test send or preview): the real clock. */
+export function pipelineContextOf(deps: AppDeps): PipelineContext {
+  return { db: deps.db, queues: deps.queues, now: () => new Date(), instantCoalesceMs: deps.config.pipeline.instantCoalesceMs };
 }
 
 export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): AppDeps {

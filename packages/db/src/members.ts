@@ -64,10 +64,15 @@ export async function clearBounce(db: Database, organizationId: string, memberId
   return db.prisma.teamMember.findUniqueOrThrow({ where: { id: memberId } });
 }
 
+/** The organization's members among `ids`, in the order of `ids`, and the ids that name none of them. */
+export async function membersAmong(db: Database, organizationId: string, ids: readonly string[]): Promise<{ found: TeamMember[]; unknown: string[] }> {
+  if (ids.length === 0) return { found: [], unknown: [] };
+  const rows = await db.prisma.teamMember.findMany({ where: { organizationId, id: { in: [...ids] } } });
+  const byId = new Map(rows.map((member) => [member.id, member]));
+  return { found: ids.flatMap((id) => byId.get(id) ?? []), unknown: ids.filter((id) => !byId.has(id)) };
+}
+
 /** Checks that every id names a member of the organization; returns the unknown ones. */
 export async function unknownMemberIds(db: Database, organizationId: string, ids: readonly string[]): Promise<string[]> {
-  if (ids.length === 0) return [];
-  const found = await db.prisma.teamMember.findMany({ where: { organizationId, id: { in: [...ids] } }, select: { id: true } });
-  const known = new Set(found.map((member) => member.id));
-  return ids.filter((id) => !known.has(id));
+  return (await membersAmong(db, organizationId, ids)).unknown;
 }

@@ -19,8 +19,8 @@ export function digestLabel(frequency: Frequency): string {
 }
 
 /**
- * `[Acme] 3 new open ports detected`, `[Test] [Acme] 1 new open port detected: <title>`, `[Acme] 1 new open port detected: <title>`,
- * `[Acme] Daily digest: 42 events — New open port detected`. Every interpolated value is made a
+ * `[Acme] 3 new open ports detected`, `[Acme] 1 new open port detected: <title>`,
+ * `[Acme] Daily digest: 42 events — New open port detected`; a test send's starts `[Test] `. Every interpolated value is made a
  * single line, so nothing from an event or a name can end the header.
  */
 export function buildSubject(content: MailContent): string {

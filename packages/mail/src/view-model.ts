@@ -52,7 +52,7 @@ export interface MailView {
   periodText: string | null;
   /** How many repeats of recent findings were left out, when any were. */
   repeatsText: string | null;
-  /** Says a test send is one, above everything else it shows. */
+  /** Says a test send is one (under the summary line). */
   testText: string | null;
   unsubscribeUrl: string | null;
   timeZone: string;

@@ -12,7 +12,8 @@ export { sendDelivery, messageIdFor, EVENTS_PER_MAIL, type SendContext, type Sen
 export { retryDelivery } from './send/retry-delivery';
 export { OutagePause } from './send/outage-pause';
 export { sendTestEmails, testSendRecipients, sampleEvent, type TestSendRule } from './test-send/test-send';
-export { scanScopeEvents, findLatestMatch } from './test-send/latest-match';
+export { scanScopeEvents } from './stored-events/scan-scope-events';
+export { findLatestMatch } from './test-send/latest-match';
 export { previewRule, type PreviewedRule, type RulePreview, type PreviewContext } from './preview/preview-rule';
 export { reconcile, type ReconcileResult, type ReconcileOptions } from './reconcile/reconcile';
 export { maintainHistory, RETENTION_INTERVAL_MS, type RetentionResult } from './retention/retention';

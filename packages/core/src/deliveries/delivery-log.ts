@@ -1,7 +1,6 @@
 import { mergeIssues, ValidationFailed, type FieldIssue } from '../errors';
-import { messages } from '../messages';
 import type { RawQuery } from '../rules/list-query';
-import { queryReader } from '../validation/query-reader';
+import { queryReader, type Ordering } from '../validation/query-reader';
 
 /** A delivery's status as customers see it (`suppressed`: an address known to bounce, nothing sent). */
 export const DELIVERY_STATUSES = ['pending', 'sending', 'sent', 'failed', 'cancelled', 'suppressed'] as const;
@@ -21,13 +20,13 @@ export interface DeliveryLogQuery {
   kindIn?: DeliveryKind[];
   sentAtGte?: Date;
   sentAtLte?: Date;
-  ordering: Array<{ field: DeliveryOrderingField; direction: 'asc' | 'desc' }>;
+  ordering: Array<Ordering<DeliveryOrderingField>>;
 }
 
 /** Parses the delivery log's query (page, page_size, status__in, kind__in, sent_at__gte/lte, ordering); throws ValidationFailed. */
 export function parseDeliveryLogQuery(raw: RawQuery): DeliveryLogQuery {
   const issues: FieldIssue[] = [];
-  const { integer, choices, date, list, fail } = queryReader(raw, issues);
+  const { integer, choices, date, ordering } = queryReader(raw, issues);
   const query: DeliveryLogQuery = {
     page: integer('page', 1, 1, DELIVERY_LOG_LIMITS.maxPage),
     pageSize: integer('page_size', DELIVERY_LOG_LIMITS.defaultPageSize, DELIVERY_LOG_LIMITS.minPageSize, DELIVERY_LOG_LIMITS.maxPageSize),
@@ -35,20 +34,8 @@ export function parseDeliveryLogQuery(raw: RawQuery): DeliveryLogQuery {
     kindIn: choices('kind__in', DELIVERY_KINDS),
     sentAtGte: date('sent_at__gte'),
     sentAtLte: date('sent_at__lte'),
-    ordering: [],
+    ordering: ordering('ordering', DELIVERY_ORDERING_FIELDS, { field: 'period_end', direction: 'desc' }),
   };
-  const seen = new Set<string>();
-  for (const item of list('ordering') ?? []) {
-    const field = item.replace(/^[-+]/, '');
-    if (!(DELIVERY_ORDERING_FIELDS as readonly string[]).includes(field)) {
-      fail('ordering', messages.choice(item));
-      continue;
-    }
-    if (seen.has(field)) continue;
-    seen.add(field);
-    query.ordering.push({ field: field as DeliveryOrderingField, direction: item.startsWith('-') ? 'desc' : 'asc' });
-  }
-  if (!query.ordering.length) query.ordering.push({ field: 'period_end', direction: 'desc' });
   if (issues.length) throw new ValidationFailed(mergeIssues(issues));
   return query;
 }

@@ -1,17 +1,14 @@
 import { FREQUENCIES, SCOPES, type Frequency, type Scope } from '../scopes';
 import { messages } from '../messages';
 import { mergeIssues, ValidationFailed, type FieldIssue } from '../errors';
-import { queryReader } from '../validation/query-reader';
+import { queryReader, type Ordering } from '../validation/query-reader';
 
 /** Paging bounds of the list endpoint (spec, Limits). */
 export const RULE_LIST_LIMITS = { maxPage: 800, minPageSize: 25, maxPageSize: 100, defaultPageSize: 100 } as const;
 
 export const RULE_ORDERING_FIELDS = ['name', 'scope', 'frequency', 'enabled', 'added_date', 'last_update_date'] as const;
 export type RuleOrderingField = (typeof RULE_ORDERING_FIELDS)[number];
-export interface RuleOrdering {
-  field: RuleOrderingField;
-  direction: 'asc' | 'desc';
-}
+export type RuleOrdering = Ordering<RuleOrderingField>;
 
 export interface RuleListQuery {
   page: number;
@@ -76,12 +73,12 @@ const BOOLEANS: Record<string, boolean> = { true: true, false: false, '1': true,
 export function parseRuleListQuery(raw: RawQuery): RuleListQuery {
   const issues: FieldIssue[] = [];
   const fail = (param: string, detail: string) => issues.push({ param, details: [detail] });
-  const { single, list, integer, choices, uuids, date, text } = queryReader(raw, issues);
+  const { single, integer, choices, uuids, date, text, ordering } = queryReader(raw, issues);
 
   const query: RuleListQuery = {
     page: integer('page', 1, 1, RULE_LIST_LIMITS.maxPage),
     pageSize: integer('page_size', RULE_LIST_LIMITS.defaultPageSize, RULE_LIST_LIMITS.minPageSize, RULE_LIST_LIMITS.maxPageSize),
-    ordering: [],
+    ordering: ordering('ordering', RULE_ORDERING_FIELDS, { field: 'added_date', direction: 'desc' }),
     nameContains: text('name__contains'),
     nameNotContains: text('name__not_contains'),
     scopeIn: choices('scope__in', SCOPES),
@@ -101,23 +98,6 @@ export function parseRuleListQuery(raw: RawQuery): RuleListQuery {
     const parsed = BOOLEANS[enabled.trim().toLowerCase()];
     if (parsed === undefined) fail('enabled', messages.boolean);
     else query.enabled = parsed;
-  }
-
-  const ordering = list('ordering');
-  if (ordering === undefined || ordering.length === 0) {
-    query.ordering = [{ field: 'added_date', direction: 'desc' }];
-  } else {
-    const seen = new Set<string>();
-    for (const item of ordering) {
-      const field = item.replace(/^[-+]/, '');
-      if (!(RULE_ORDERING_FIELDS as readonly string[]).includes(field)) {
-        fail('ordering', messages.choice(item));
-        continue;
-      }
-      if (seen.has(field)) continue;
-      seen.add(field);
-      query.ordering.push({ field: field as RuleOrderingField, direction: item.startsWith('-') ? 'desc' : 'asc' });
-    }
   }
 
   if (issues.length) throw new ValidationFailed(mergeIssues(issues));

@@ -7,6 +7,12 @@ import { parseIsoDateTime, type RawQuery } from '../rules/list-query';
  * Readers of a list endpoint's query parameters, the DRF way: each reads one parameter, adds its
  * problems to `issues` (the caller throws them together) and returns the value or a fallback.
  */
+/** One field of an `ordering` parameter. */
+export interface Ordering<F extends string> {
+  field: F;
+  direction: 'asc' | 'desc';
+}
+
 export function queryReader(raw: RawQuery, issues: FieldIssue[]) {
   const fail = (param: string, detail: string) => issues.push({ param, details: [detail] });
   // The last value wins for single-valued parameters; list parameters take every value.
@@ -64,5 +70,25 @@ export function queryReader(raw: RawQuery, issues: FieldIssue[]) {
     return value;
   };
 
-  return { single, list, integer, choices, uuids, date, text, fail };
+  /**
+   * An `ordering` parameter: comma-separated fields, each `-` for descending; an unknown field is
+   * refused, a repeated one counts once; none given: `fallback`.
+   */
+  const ordering = <F extends string>(name: string, fields: readonly F[], fallback: Ordering<F>): Array<Ordering<F>> => {
+    const result: Array<Ordering<F>> = [];
+    const seen = new Set<string>();
+    for (const item of list(name) ?? []) {
+      const field = item.replace(/^[-+]/, '');
+      if (!(fields as readonly string[]).includes(field)) {
+        fail(name, messages.choice(item));
+        continue;
+      }
+      if (seen.has(field)) continue;
+      seen.add(field);
+      result.push({ field: field as F, direction: item.startsWith('-') ? 'desc' : 'asc' });
+    }
+    return result.length ? result : [fallback];
+  };
+
+  return { single, list, integer, choices, uuids, date, text, ordering, fail };
 }

@@ -44,13 +44,11 @@ export async function claimDelivery(db: DatabaseHandle, deliveryId: string, clai
         WHERE d.id = $1 AND r.id = d.rule_id AND o.id = r.organization_id
           AND (d.status = 'pending' OR (d.status = 'sending' AND d.updated_at < now() - make_interval(secs => $2::double precision / 1000)))
         RETURNING d.id, d.rule_id, d.team_member_id, d.email, d.period_key, d.attempts, d.first_event_at, r.name AS rule_name, r.scope, r.frequency,
-                  o.name AS organization_name, o.timezone,
-                  (SELECT t.name FROM team_members t WHERE t.id = d.team_member_id) AS member_name,
-                  COALESCE((SELECT t.bouncing_since IS NOT NULL FROM team_members t WHERE t.id = d.team_member_id), false) AS bouncing,
-                  d.test_event
+                  o.name AS organization_name, o.timezone, d.test_event
      )
      SELECT c.id, c.rule_id, c.team_member_id, c.email, c.period_key, c.attempts, c.first_event_at, c.rule_name, c.scope, c.frequency,
-            c.organization_name, c.timezone, c.member_name, c.bouncing, c.test_event IS NOT NULL AS test,
+            c.organization_name, c.timezone, t.name AS member_name, COALESCE(t.bouncing_since IS NOT NULL, false) AS bouncing,
+            c.test_event IS NOT NULL AS test,
             CASE WHEN c.test_event IS NOT NULL THEN json_build_array(c.test_event) ELSE COALESCE(
               (SELECT json_agg(${EVENT_JSON} ORDER BY e.occurred_at DESC, e.id)
                  FROM (SELECT e.* FROM matches m JOIN events e ON e.organization_id = m.organization_id AND e.id = m.event_id AND e.received_at = m.event_received_at
@@ -59,7 +57,7 @@ export async function claimDelivery(db: DatabaseHandle, deliveryId: string, clai
                         LIMIT $3) e),
               '[]'::json) END AS events,
             (SELECT count(*)::int FROM matches m WHERE m.rule_id = c.rule_id AND m.period_key = c.period_key AND m.status = 'repeat') AS repeats
-       FROM claimed c`,
+       FROM claimed c LEFT JOIN team_members t ON t.id = c.team_member_id`,
     [deliveryId, claimTimeoutMs, eventLimit],
   );
   return rows[0];

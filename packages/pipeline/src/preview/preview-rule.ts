@@ -2,7 +2,7 @@ import { compileFilters, findingKey, type Filters, type Frequency, type Scope } 
 import { readEventDetails, type DatabaseHandle } from '@notify/db';
 import { createMailRenderer, type MailRenderer, type RenderedMail } from '@notify/mail';
 import { EVENTS_PER_MAIL, mailEventOf } from '../send/send-delivery';
-import { scanScopeEvents, strategyColumns } from '../test-send/latest-match';
+import { scanScopeEvents, strategyColumns } from '../stored-events/scan-scope-events';
 import { replayMatches, type ReplayedMatch } from './replay';
 
 /** A rule as created (validated and with the create defaults), not stored. */

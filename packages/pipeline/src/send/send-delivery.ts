@@ -48,9 +48,9 @@ async function untilRecorded(record: () => Promise<unknown>, patienceMs = RECORD
   }
 }
 
-/** The page where a delivery's member opts out of its rule. */
-function unsubscribeUrl(ctx: SendContext, delivery: ClaimedDelivery & { team_member_id: string }): string {
-  return `${ctx.unsubscribe.baseUrl}/${unsubscribeToken(ctx.unsubscribe.secret, delivery.rule_id, delivery.team_member_id)}`;
+/** The page where a member opts out of a rule. */
+function unsubscribeUrl(ctx: SendContext, ruleId: string, memberId: string): string {
+  return `${ctx.unsubscribe.baseUrl}/${unsubscribeToken(ctx.unsubscribe.secret, ruleId, memberId)}`;
 }
 
 /** An event as the database hands it to an e-mail, as the renderer reads it. */
@@ -70,8 +70,8 @@ export function mailEventOf(event: DeliveryEvent): EventDetails {
   };
 }
 
-/** The e-mail of a claimed delivery, rendered. */
-function composeMail(ctx: SendContext, delivery: ClaimedDelivery & { team_member_id: string }): RenderedMail {
+/** The e-mail of a claimed delivery, rendered, its footer linking to `unsubscribe`. */
+function composeMail(ctx: SendContext, delivery: ClaimedDelivery, unsubscribe: string): RenderedMail {
   const mailEvents = delivery.events.map(mailEventOf);
   return ctx.renderer.render({
     organizationName: delivery.organization_name,
@@ -85,7 +85,7 @@ function composeMail(ctx: SendContext, delivery: ClaimedDelivery & { team_member
     recipient: { email: delivery.email, name: delivery.member_name },
     events: mailEvents,
     repeats: delivery.repeats,
-    unsubscribeUrl: unsubscribeUrl(ctx, delivery),
+    unsubscribeUrl: unsubscribe,
   });
 }
 
@@ -120,10 +120,11 @@ export async function sendDelivery(ctx: SendContext, deliveryId: string, options
     return { status: 'suppressed' };
   }
 
-  const member = { ...delivery, team_member_id: delivery.team_member_id };
+  // One link for the footer and the List-Unsubscribe header.
+  const unsubscribe = unsubscribeUrl(ctx, delivery.rule_id, delivery.team_member_id);
   let rendered: RenderedMail;
   try {
-    rendered = composeMail(ctx, member);
+    rendered = composeMail(ctx, delivery, unsubscribe);
   } catch (error) {
     // Nothing was sent: the next try may claim it at once.
     await releaseDelivery(db, deliveryId).catch(() => {});
@@ -134,7 +135,7 @@ export async function sendDelivery(ctx: SendContext, deliveryId: string, options
   try {
     await ctx.transport.send({
       from: ctx.from, to: delivery.email, subject: rendered.subject, html: rendered.html, text: rendered.text, messageId,
-      list: { id: `${delivery.rule_id}.rules.${ctx.messageIdDomain}`, name: delivery.rule_name, unsubscribeUrl: unsubscribeUrl(ctx, member) },
+      list: { id: `${delivery.rule_id}.rules.${ctx.messageIdDomain}`, name: delivery.rule_name, unsubscribeUrl: unsubscribe },
     });
     acceptedAt = Date.now();
   } catch (error) {

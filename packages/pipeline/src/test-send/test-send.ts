@@ -52,20 +52,19 @@ export function testSendRecipients(rule: TestSendRule, memberIds?: readonly stri
 }
 
 /**
- * A test send: each of the members asked for (by default every subscribed member of the rule)
- * gets one e-mail now, built from the rule's latest matching stored event or a sample event of
- * its scope. The deliveries have a test period key of their own: no period of the rule's
- * matches is touched, and the rule's next e-mails go out as they would have.
+ * A test send: each recipient (chosen by testSendRecipients) gets one e-mail now, built from the
+ * rule's latest matching stored event or a sample event of its scope. The deliveries have a test
+ * period key of their own: no period of the rule's matches is touched, and the rule's next e-mails
+ * go out as they would have.
  */
-export async function sendTestEmails(ctx: PipelineContext, rule: TestSendRule, memberIds?: readonly string[]): Promise<{ deliveries: TestDelivery[]; sample: boolean }> {
-  const wanted = testSendRecipients(rule, memberIds);
+export async function sendTestEmails(ctx: PipelineContext, rule: TestSendRule, recipients: readonly string[]): Promise<TestDelivery[]> {
   const now = ctx.now();
   const from = new Date(now.getTime() - TEST_SEND_LOOKBACK_DAYS * 86_400_000);
   const latest = await findLatestMatch(ctx.db, rule, { from, to: new Date(now.getTime() + 1) });
   const [stored] = latest ? await readEventDetails(ctx.db, rule.organizationId, [{ id: latest.id, receivedAt: new Date(latest.received_ms) }]) : [];
   const event = stored ?? sampleEvent(rule.scope, now);
-  const deliveries = await createTestDeliveries(ctx.db, rule.id, wanted, periodKeys.test(now), event);
+  const deliveries = await createTestDeliveries(ctx.db, rule.id, recipients, periodKeys.test(now), event);
   // Should this fail, the deliveries wait as pending: the reconciler asks again.
   await ctx.queues.requestSend(deliveries.map((delivery) => delivery.id));
-  return { deliveries, sample: !stored };
+  return deliveries;
 }

@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { DELIVERY_STATUSES, messages, ValidationFailed } from '@notify/core';
 import { listRuleDeliveries, ruleMatchCounts, type DeliveryRecord } from '@notify/db';
-import { flushRule, retryDelivery, type PipelineContext } from '@notify/pipeline';
-import type { AppDeps } from '../../deps';
+import { flushRule, retryDelivery } from '@notify/pipeline';
+import { pipelineContextOf, type AppDeps } from '../../deps';
 import { applicationRef, gatewayRef, Nullable, StringEnum } from '../../schemas/common';
 
 const Delivery = Type.Object(
@@ -45,7 +45,7 @@ export function deliveryJson(delivery: DeliveryRecord) {
 
 /** Operator actions on the delivery pipeline: flush a rule, see its deliveries, retry a failed one. */
 export const adminPipelineRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, { deps }) => {
-  const pipeline: PipelineContext = { db: deps.db, queues: deps.queues, now: () => new Date(), instantCoalesceMs: deps.config.pipeline.instantCoalesceMs };
+  const pipeline = pipelineContextOf(deps);
   const config = { auth: 'admin' } as const;
   const security = [{ admin: [] }];
   const tags = ['Operators'];

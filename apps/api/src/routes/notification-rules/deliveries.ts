@@ -4,7 +4,7 @@ import { listDeliveryLog, type DeliveryLogItem } from '@notify/db';
 import { Type } from 'typebox';
 import type { AppDeps } from '../../deps';
 import { apiKeyErrorResponses, applicationRef, Nullable, QueryParam, StringEnum } from '../../schemas/common';
-import { RuleIdParams } from './schemas';
+import { RULE_ROUTE, RuleIdParams } from './schemas';
 
 const DeliveryLogEntry = Type.Object(
   {
@@ -62,10 +62,10 @@ function entryJson(item: DeliveryLogItem) {
 export const ruleDeliveryRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, { deps }) => {
   app.addSchema(DeliveryLogEntry);
   app.get('/v1/platform/notification-rules/:rule_id/deliveries', {
-    config: { auth: 'apikey', group: 'platform' },
+    config: RULE_ROUTE.config,
     schema: {
-      tags: ['Notification rules'],
-      security: [{ apikey: [] }],
+      tags: RULE_ROUTE.tags,
+      security: RULE_ROUTE.security,
       summary: "A rule's e-mails: what it sent, to whom, when",
       description: 'One item per e-mail (one per member and period), newest first by default.',
       params: RuleIdParams,

@@ -1,12 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { messages, parsePreviewQuery, prepareNewRule, PREVIEW_DAYS, ValidationFailed, type RawQuery } from '@notify/core';
-import { getOrganization, listMembers } from '@notify/db';
+import { getOrganization, membersAmong } from '@notify/db';
 import { previewRule } from '@notify/pipeline';
 import { Type } from 'typebox';
-import type { AppDeps } from '../../deps';
+import { pipelineContextOf, type AppDeps } from '../../deps';
 import { apiKeyErrorResponses, Nullable, QueryParam } from '../../schemas/common';
 import { normalizedStrategy } from './routes';
-import { RulePreviewBody } from './schemas';
+import { RULE_ROUTE, RulePreviewBody } from './schemas';
 
 const RulePreview = Type.Object({
   from: Type.String({ format: 'date-time', description: 'The oldest arrival replayed.' }),
@@ -22,13 +22,13 @@ const RulePreview = Type.Object({
 
 /** POST /v1/platform/notification-rules/preview: what a rule would have sent, nothing stored or sent. */
 export const rulePreviewRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, { deps }) => {
-  const ctx = { db: deps.db, instantCoalesceMs: deps.config.pipeline.instantCoalesceMs, now: () => new Date() };
+  const ctx = pipelineContextOf(deps);
 
   app.post('/v1/platform/notification-rules/preview', {
-    config: { auth: 'apikey', group: 'platform', deferRequired: ['members'] },
+    config: { ...RULE_ROUTE.config, deferRequired: ['members'] },
     schema: {
-      tags: ['Notification rules'],
-      security: [{ apikey: [] }],
+      tags: RULE_ROUTE.tags,
+      security: RULE_ROUTE.security,
       summary: 'Preview a rule: what it would have sent',
       description:
         'A body as for create (`name` optional), validated the same way; nothing is stored or sent. The rule replays the organization\'s events ' +
@@ -43,11 +43,8 @@ export const rulePreviewRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = a
     const organizationId = request.principal!.organizationId;
     const body = request.body;
     const rule = prepareNewRule({ ...body, name: body.name?.trim() || 'Preview', strategy: normalizedStrategy(body.strategy) });
-    const [organization, known] = await Promise.all([getOrganization(deps.db, organizationId), listMembers(deps.db, organizationId)]);
-    const byId = new Map(known.map((member) => [member.id, member]));
-    const unknown = rule.memberIds.filter((id) => !byId.has(id));
+    const [organization, { found: members, unknown }] = await Promise.all([getOrganization(deps.db, organizationId), membersAmong(deps.db, organizationId, rule.memberIds)]);
     if (unknown.length) throw new ValidationFailed([{ param: 'members', details: unknown.map((id) => messages.unknownMember(id)) }]);
-    const members = rule.memberIds.map((id) => byId.get(id)!);
     const preview = await previewRule(ctx, organization, { ...rule, members: members.map((m) => ({ id: m.id, email: m.email, name: m.name })) }, days);
     return {
       from: preview.from.toISOString(),

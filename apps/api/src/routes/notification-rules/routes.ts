@@ -4,7 +4,7 @@ import { createRule, deleteRule, getRule, listRules, updateRule, type Rule, type
 import type { AppDeps } from '../../deps';
 import { Type } from 'typebox';
 import { apiKeyErrorResponses, applicationRef, gatewayRef } from '../../schemas/common';
-import { Rule as RuleSchema, RuleCreateBody, RuleSummary as RuleSummarySchema, RuleIdParams, RuleList, RuleListQuery, RuleUpdateBody } from './schemas';
+import { Rule as RuleSchema, RULE_ROUTE, RuleCreateBody, RuleSummary as RuleSummarySchema, RuleIdParams, RuleList, RuleListQuery, RuleUpdateBody } from './schemas';
 
 function summaryJson(rule: RuleSummary) {
   return {
@@ -33,9 +33,7 @@ export function normalizedStrategy(strategy: unknown): Filters | null {
   return result.ok ? result.value : null;
 }
 
-const config = { auth: 'apikey', group: 'platform' } as const;
-const tags = ['Notification rules'];
-const security = [{ apikey: [] }];
+const { config, tags, security } = RULE_ROUTE;
 
 export const notificationRuleRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, { deps }) => {
   const { db } = deps;

@@ -95,6 +95,13 @@ export const RuleList = Type.Object({
   results: Type.Array(Type.Unsafe({ $ref: 'NotificationRuleSummary#' })),
 });
 
+/** What every notification-rule route shares: the platform group's API key, and its OpenAPI tag and security. */
+export const RULE_ROUTE = {
+  config: { auth: 'apikey', group: 'platform' } as const,
+  tags: ['Notification rules'],
+  security: [{ apikey: [] }],
+};
+
 export const RuleIdParams = Type.Object({ rule_id: Type.String({ description: 'The rule identifier.' }) });
 
 export const RuleListQuery = Type.Object({

@@ -1,12 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { getRule } from '@notify/db';
-import { sendTestEmails, testSendRecipients, type PipelineContext } from '@notify/pipeline';
+import { sendTestEmails, testSendRecipients } from '@notify/pipeline';
 import { redisKeys } from '@notify/queues';
 import { Type } from 'typebox';
-import type { AppDeps } from '../../deps';
+import { pipelineContextOf, type AppDeps } from '../../deps';
 import { ApplicationError } from '../../errors/catalog';
 import { apiKeyErrorResponses, applicationRef, gatewayRef } from '../../schemas/common';
-import { RuleIdParams } from './schemas';
+import { RULE_ROUTE, RuleIdParams } from './schemas';
 
 /** Test sends a rule may have in one minute. */
 export const TEST_SENDS_PER_MINUTE = 5;
@@ -32,7 +32,7 @@ const TestSendAnswer = Type.Object({
 /** POST /v1/platform/notification-rules/{rule_id}/test: one e-mail now to each member asked for. */
 export const ruleTestSendRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, { deps }) => {
   const keys = redisKeys(deps.config.queuePrefix);
-  const pipeline: PipelineContext = { db: deps.db, queues: deps.queues, now: () => new Date(), instantCoalesceMs: deps.config.pipeline.instantCoalesceMs };
+  const pipeline = pipelineContextOf(deps);
 
   /** Counts a test send of the rule in its one-minute window; throws the 429 beyond the limit. */
   async function spendTestSend(ruleId: string): Promise<void> {
@@ -43,10 +43,10 @@ export const ruleTestSendRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = 
   }
 
   app.post('/v1/platform/notification-rules/:rule_id/test', {
-    config: { auth: 'apikey', group: 'platform' },
+    config: RULE_ROUTE.config,
     schema: {
-      tags: ['Notification rules'],
-      security: [{ apikey: [] }],
+      tags: RULE_ROUTE.tags,
+      security: RULE_ROUTE.security,
       summary: 'Send a test e-mail of a rule now',
       description:
         "Each member asked for (default: every subscribed member of the rule) gets one e-mail now, its subject starting `[Test]`, built from the rule's " +
@@ -65,7 +65,7 @@ export const ruleTestSendRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = 
     // A refused request spends nothing of the minute's test sends.
     const members = testSendRecipients(rule, request.body?.members);
     await spendTestSend(rule.id);
-    const { deliveries } = await sendTestEmails(pipeline, rule, members);
+    const deliveries = await sendTestEmails(pipeline, rule, members);
     return reply.code(202).send({
       deliveries: deliveries.map((delivery) => ({ id: delivery.id, team_member_uuid: delivery.team_member_id, email: delivery.email, status: delivery.status })),
     });

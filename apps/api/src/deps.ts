@@ -22,11 +22,13 @@ export interface AppDeps {
   logger: Logger;
   /** This process's Prometheus registry and metrics (`/metrics`). */
   metrics: Metrics;
+  /** The clock of what the API records for the pipeline (a member's zone change); tests pass theirs. */
+  now: () => Date;
 }
 
-/** The pipeline's use cases as the API runs them (an operator's flush, a customer's test send or preview): the real clock. */
+/** The pipeline's use cases as the API runs them (an operator's flush, a customer's test send or preview), on the process's clock. */
 export function pipelineContextOf(deps: AppDeps): PipelineContext {
-  return { db: deps.db, queues: deps.queues, now: () => new Date(), instantCoalesceMs: deps.config.pipeline.instantCoalesceMs };
+  return { db: deps.db, queues: deps.queues, now: deps.now, instantCoalesceMs: deps.config.pipeline.instantCoalesceMs };
 }
 
 export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): AppDeps {
@@ -47,7 +49,7 @@ export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): Ap
   const ruleListCache = overrides.ruleListCache ?? new RuleListCache(redis, config.queuePrefix, { maxBytes: config.ruleListCacheBytes });
   const metrics = overrides.metrics ?? createMetrics();
   metrics.trackQueues(() => queues.all());
-  return { config, db, redis, queues, ruleChanges, ruleListCache, logger, roles: overrides.roles, metrics };
+  return { config, db, redis, queues, ruleChanges, ruleListCache, logger, roles: overrides.roles, metrics, now: overrides.now ?? (() => new Date()) };
 }
 
 export async function closeDeps(deps: AppDeps): Promise<void> {

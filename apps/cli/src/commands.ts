@@ -7,6 +7,7 @@ import {
   getOrganization,
   listKeys,
   listMembers,
+  updateMember,
   listOrganizations,
   removeMember,
   updateKey,
@@ -23,6 +24,8 @@ export interface CommandContext {
   invalidateKeys(): Promise<void>;
   /** Tells running API instances that an organization's rule lists changed (members shown in them). */
   rulesChanged?(organizationId: string): Promise<void>;
+  /** Tells the match stage that member time zones of an organization changed (its digest rules record matches per zone). */
+  clocksChanged?(organizationId: string): Promise<void>;
 }
 
 export type Flags = Record<string, string | undefined>;
@@ -42,6 +45,20 @@ function integer(value: string | undefined, flag: string): number | undefined {
   return Number(value);
 }
 
+/** --quiet-hours 22-7 (start-end, hours of the member's day), or "none". */
+function quietHours(value: string | undefined): { startHour: number; endHour: number } | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'none') return null;
+  const hours = /^(\d{1,2})-(\d{1,2})$/.exec(value);
+  if (!hours) throw new UsageError('--quiet-hours takes START-END in whole hours (such as 22-7), or none.');
+  return { startHour: Number(hours[1]), endHour: Number(hours[2]) };
+}
+
+/** --timezone ZONE, or "none" to follow the organization's. */
+function memberZone(value: string | undefined): string | null | undefined {
+  return value === 'none' ? null : value;
+}
+
 function organizationInput(flags: Flags): OrganizationInput {
   const plan = {
     groups: flags.groups === undefined ? undefined : (flags.groups.split(',').map((g) => g.trim()).filter(Boolean) as PlanGroup[]),
@@ -59,7 +76,8 @@ export const USAGE = `Usage: npm run cli -- <command> [arguments] [--flags]
   org list
   org show ORG_ID
   org update ORG_ID [--name NAME] [--timezone ZONE] [--groups ...] [--rps N] [--rpm N] [--quota N] [--max-rules N]
-  member add ORG_ID --email EMAIL [--name NAME]
+  member add ORG_ID --email EMAIL [--name NAME] [--timezone ZONE] [--quiet-hours START-END]
+  member update ORG_ID MEMBER_ID [--name NAME] [--timezone ZONE|none] [--quiet-hours START-END|none]
   member list ORG_ID
   member remove ORG_ID MEMBER_ID
   member clear-bounce ORG_ID MEMBER_ID
@@ -86,10 +104,24 @@ export async function runCommand(context: CommandContext, args: string[], flags:
     case 'org update': {
       const org = await updateOrganization(db, required(first, 'ORG_ID'), organizationInput(flags));
       await context.invalidateKeys();
+      if (flags.timezone !== undefined) await context.clocksChanged?.(org.id);
       return organizationJson(org);
     }
     case 'member add':
-      return memberJson(await addMember(db, required(first, 'ORG_ID'), { email: required(flags.email, '--email'), name: flags.name }));
+      return memberJson(
+        await addMember(db, required(first, 'ORG_ID'), {
+          email: required(flags.email, '--email'), name: flags.name, timezone: memberZone(flags.timezone), quietHours: quietHours(flags['quiet-hours']),
+        }),
+      );
+    case 'member update': {
+      const member = await updateMember(
+        db, required(first, 'ORG_ID'), required(second, 'MEMBER_ID'),
+        { name: flags.name, timezone: memberZone(flags.timezone), quietHours: quietHours(flags['quiet-hours']) },
+        new Date(),
+      );
+      if (flags.timezone !== undefined) await context.clocksChanged?.(member.organizationId);
+      return memberJson(member);
+    }
     case 'member list':
       return (await listMembers(db, required(first, 'ORG_ID'))).map(memberJson);
     case 'member remove':

@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from '@notify/config';
 import { createDatabase, migrate, MigrationError } from '@notify/db';
-import { announceKeyInvalidation, bumpRuleListVersion, createRedis } from '@notify/queues';
+import { announceKeyInvalidation, bumpRuleListVersion, createRedis, redisChannels } from '@notify/queues';
 import { runCli, type CliSession } from './cli';
 
 /** Connects to the database of the configuration (DATABASE_URL, DATABASE_SCHEMA), migrating it first. */
@@ -17,7 +17,11 @@ async function open(): Promise<CliSession> {
   };
   const invalidateKeys = () => tell((redis) => announceKeyInvalidation(redis, config.queuePrefix));
   const rulesChanged = (organizationId: string) => tell((redis) => bumpRuleListVersion(redis, config.queuePrefix, organizationId));
-  return { context: { db, invalidateKeys, rulesChanged }, close: () => db.close() };
+  // The match stage's rule index holds each digest rule's member zones: it reloads the organization's rules
+  // (the message subscribeToRuleChanges reads; within a minute anyway, by its full resynchronisation).
+  const clocksChanged = (organizationId: string) =>
+    tell((redis) => redis.publish(redisChannels(config.queuePrefix).rulesChanged, JSON.stringify({ organizationIds: [organizationId] })));
+  return { context: { db, invalidateKeys, rulesChanged, clocksChanged }, close: () => db.close() };
 }
 
 let exitCode: number;

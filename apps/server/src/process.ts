@@ -34,7 +34,10 @@ export async function startProcess(
   options: { env?: NodeJS.ProcessEnv; listen?: boolean; transport?: MailTransport; now?: () => Date; logDestination?: DestinationStream } = {},
 ): Promise<RunningProcess> {
   const config = loadConfig(options.env ?? process.env);
-  const deps = createDeps(config, options.logDestination ? { logger: createLogger({ level: config.logLevel, name: 'api', destination: options.logDestination }) } : {});
+  const deps = createDeps(config, {
+    ...(options.logDestination && { logger: createLogger({ level: config.logLevel, name: 'api', destination: options.logDestination }) }),
+    ...(options.now && { now: options.now }),
+  });
   const { logger } = deps;
   await migrate({ url: config.databaseUrl, schema: config.databaseSchema, logger: { info: (m) => logger.info(m), warn: (m) => logger.warn(m) } });
   // The API's pool cancels statements past API_STATEMENT_TIMEOUT_MS; the workers' set-based statements

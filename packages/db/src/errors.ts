@@ -2,6 +2,7 @@
 export const PG = {
   uniqueViolation: '23505',
   foreignKeyViolation: '23503',
+  invalidParameterValue: '22023',
 } as const;
 
 /** The PostgreSQL error code behind a pg or Prisma error, when there is one. */

@@ -1,7 +1,8 @@
-import { Conflict, hasControlCharacter, isUuid, isValidEmail, messages, normalizeEmail, NotFound, ValidationFailed, type FieldIssue } from '@notify/core';
-import type { Database } from './client';
+import { Conflict, hasControlCharacter, isUuid, isValidEmail, isValidTimeZone, messages, normalizeEmail, NotFound, ValidationFailed, type FieldIssue } from '@notify/core';
+import { clientOf, withTransaction, type Database } from './client';
 import { pgCode, PG } from './errors';
-import { getOrganization } from './organizations';
+import { getOrganization, zoneKnownToDatabase } from './organizations';
+import { moveMemberDigests } from './sql/move-member-digests';
 
 export interface TeamMember {
   id: string;
@@ -12,12 +13,69 @@ export interface TeamMember {
   /** Since when the address bounces (its e-mails are suppressed), and the server's reply; null: it does not. */
   bouncingSince: Date | null;
   bounceReply: string | null;
+  /** IANA zone of their digests and quiet hours; null: the organization's. */
+  timezone: string | null;
+  /** Quiet hours [start, end) in their zone; both null: none. */
+  quietStartHour: number | null;
+  quietEndHour: number | null;
+  /** When their effective zone last changed; null: never. */
+  zoneSince: Date | null;
+}
+
+/** Hours of the member's day (in their zone) when instant and hourly e-mails wait; wraps midnight when start > end. */
+export interface QuietHours {
+  startHour: number;
+  endHour: number;
 }
 
 export interface MemberInput {
   email: string;
   name?: string | null;
+  timezone?: string | null;
+  quietHours?: QuietHours | null;
 }
+
+/** What an operator may change of a member; an absent field is kept. */
+export interface MemberPatch {
+  name?: string | null;
+  timezone?: string | null;
+  quietHours?: QuietHours | null;
+}
+
+function validName(input: string | null | undefined, issues: FieldIssue[]): string | null {
+  const name = input?.trim() || null;
+  if (name && (name.length > 255 || /[\r\n\0]/.test(name))) {
+    issues.push({ param: 'name', details: [name.length > 255 ? messages.maxLength(255) : 'Line breaks are not allowed.'] });
+  }
+  return name;
+}
+
+function checkClock(input: { timezone?: string | null; quietHours?: QuietHours | null }, issues: FieldIssue[]): void {
+  if (input.timezone !== undefined && input.timezone !== null && !isValidTimeZone(input.timezone)) {
+    issues.push({ param: 'timezone', details: [messages.timezone(input.timezone)] });
+  }
+  const quiet = input.quietHours;
+  if (quiet === undefined || quiet === null) return;
+  for (const [param, hour] of [['quiet_hours.start_hour', quiet.startHour], ['quiet_hours.end_hour', quiet.endHour]] as const) {
+    if (hour === undefined || hour === null) issues.push({ param, details: [messages.required] });
+    else if (!Number.isInteger(hour)) issues.push({ param, details: [messages.integer] });
+    else if (hour < 0) issues.push({ param, details: [messages.min(0)] });
+    else if (hour > 23) issues.push({ param, details: [messages.max(23)] });
+  }
+  if (Number.isInteger(quiet.startHour) && quiet.startHour === quiet.endHour) {
+    issues.push({ param: 'quiet_hours', details: ['start_hour and end_hour must differ: quiet hours are [start_hour, end_hour) in the member\'s time zone.'] });
+  }
+}
+
+/** A zone luxon accepts but PostgreSQL's own tz database does not know would stop deliveries: refused up front. */
+async function checkZoneKnown(db: Database, timezone: string | null | undefined): Promise<void> {
+  if (typeof timezone === 'string' && !(await zoneKnownToDatabase(db, timezone))) {
+    throw new ValidationFailed([{ param: 'timezone', details: [messages.timezone(timezone)] }]);
+  }
+}
+
+const quietColumns = (quiet: QuietHours | null | undefined) =>
+  quiet === undefined ? {} : { quietStartHour: quiet?.startHour ?? null, quietEndHour: quiet?.endHour ?? null };
 
 export async function addMember(db: Database, organizationId: string, input: MemberInput): Promise<TeamMember> {
   const issues: FieldIssue[] = [];
@@ -26,20 +84,61 @@ export async function addMember(db: Database, organizationId: string, input: Mem
   // Spaces around an address are trimmed, but a line break or other control character is refused
   // rather than trimmed away: it is what a header injection looks like (test/faults/abuse-email.test.ts).
   else if (hasControlCharacter(input.email) || !isValidEmail(email)) issues.push({ param: 'email', details: [messages.email] });
-  const name = input.name?.trim() || null;
-  if (name && (name.length > 255 || /[\r\n\0]/.test(name))) {
-    issues.push({ param: 'name', details: [name.length > 255 ? messages.maxLength(255) : 'Line breaks are not allowed.'] });
-  }
+  const name = validName(input.name, issues);
+  checkClock(input, issues);
   if (issues.length) throw new ValidationFailed(issues);
+  await checkZoneKnown(db, input.timezone);
   await getOrganization(db, organizationId);
   try {
-    return await db.prisma.teamMember.create({ data: { organizationId, email, name } });
+    return await db.prisma.teamMember.create({ data: { organizationId, email, name, timezone: input.timezone ?? null, ...quietColumns(input.quietHours) } });
   } catch (error) {
     if (pgCode(error) === PG.uniqueViolation || (error as { code?: string }).code === 'P2002') {
       throw new Conflict('A member with this e-mail address already exists in the organization.');
     }
     throw error;
   }
+}
+
+/**
+ * Changes a member's name, time zone or quiet hours. A change of their effective zone (their own,
+ * or the organization's when they have none) moves what their digest rules owe them to the new
+ * zone's current period, in the same transaction (moveMemberDigests): no period twice, none lost.
+ */
+export async function updateMember(db: Database, organizationId: string, memberId: string, patch: MemberPatch, now: Date): Promise<TeamMember> {
+  const issues: FieldIssue[] = [];
+  const name = patch.name === undefined ? undefined : validName(patch.name, issues);
+  checkClock(patch, issues);
+  if (issues.length) throw new ValidationFailed(issues);
+  if (!isUuid(memberId) || !isUuid(organizationId)) throw new NotFound('Team member not found.');
+  await checkZoneKnown(db, patch.timezone);
+  const changed = await withTransaction(db, async (tx) => {
+    const { rows } = await clientOf(tx).query<{ timezone: string | null; zone_since: Date | null; org_zone: string }>(
+      `SELECT t.timezone, t.zone_since, o.timezone AS org_zone FROM team_members t JOIN organizations o ON o.id = t.organization_id
+        WHERE t.id = $1 AND t.organization_id = $2 FOR UPDATE OF t`,
+      [memberId, organizationId],
+    );
+    const row = rows[0];
+    if (!row) return false;
+    const from = row.timezone ?? row.org_zone;
+    const to = patch.timezone === undefined ? from : (patch.timezone ?? row.org_zone);
+    await clientOf(tx).query(
+      `UPDATE team_members SET
+         name = CASE WHEN $2 THEN $3 ELSE name END,
+         timezone = CASE WHEN $4 THEN $5 ELSE timezone END,
+         quiet_start_hour = CASE WHEN $6 THEN $7::smallint ELSE quiet_start_hour END,
+         quiet_end_hour = CASE WHEN $6 THEN $8::smallint ELSE quiet_end_hour END,
+         zone_since = CASE WHEN $9 THEN $10 ELSE zone_since END
+       WHERE id = $1`,
+      [
+        memberId, name !== undefined, name ?? null, patch.timezone !== undefined, patch.timezone ?? null,
+        patch.quietHours !== undefined, patch.quietHours?.startHour ?? null, patch.quietHours?.endHour ?? null, from !== to, now,
+      ],
+    );
+    if (from !== to) await moveMemberDigests(tx, { memberId, from, fromSince: row.zone_since, to }, now);
+    return true;
+  });
+  if (!changed) throw new NotFound('Team member not found.');
+  return db.prisma.teamMember.findUniqueOrThrow({ where: { id: memberId } });
 }
 
 export async function listMembers(db: Database, organizationId: string): Promise<TeamMember[]> {

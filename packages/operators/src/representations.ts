@@ -29,6 +29,8 @@ export function memberJson(member: TeamMember) {
     email: member.email,
     name: member.name,
     added_date: member.createdAt.toISOString(),
+    timezone: member.timezone,
+    quiet_hours: member.quietStartHour === null || member.quietEndHour === null ? null : { start_hour: member.quietStartHour, end_hour: member.quietEndHour },
     bouncing: member.bouncingSince ? { since: member.bouncingSince.toISOString(), reply: member.bounceReply } : null,
   };
 }

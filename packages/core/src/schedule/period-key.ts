@@ -11,11 +11,12 @@ import { DateTime } from 'luxon';
  *
  * | kind       | shape                  | made when                                                    |
  * |------------|------------------------|--------------------------------------------------------------|
- * | digest     | `20261122T140000Z`     | a digest rule's match: the basic ISO 8601 UTC instant its period is due |
+ * | digest     | `20261122T140000Z`     | a digest rule's match: the basic ISO 8601 UTC instant its period (in a member's zone) is due |
  * | instant    | `i<epoch ms>`          | an instant rule's first match after a quiet spell: sent at once |
  * | burst      | `b<epoch ms>`          | an instant rule's matches during its coalescing window: sent when the window ends (the ms) |
  * | flush      | `f<epoch ms>`          | an operator flushes a rule: its pending matches, whatever their period, go now |
  * | test       | `t<epoch ms>-<8 hex>`  | a customer asks for a test send: one e-mail per member, never a period of matches |
+ * | quiet      | `q<epoch ms>`          | an instant or hourly batch held through a member's quiet hours, until they end (made in SQL by createDeliveries) |
  * | late round | `<key>~<8 hex digits>` | matches that reach a period already delivered: a batch of their own |
  * | silenced   | `s`                    | a match a silence held back: never delivered, so it belongs to no batch |
  * | repeat     | `r`                    | an instant rule's match of a finding it took as news lately: never delivered |

@@ -18,6 +18,7 @@ export interface ClaimedDelivery {
   scope: Scope;
   frequency: Frequency;
   organization_name: string;
+  /** The member's time zone when the delivery was made (theirs, or the organization's): the e-mail's times are in it. */
   timezone: string;
   member_name: string | null;
   /** The member's address bounces: the delivery is suppressed, not sent. */
@@ -29,6 +30,13 @@ export interface ClaimedDelivery {
   /** A test send: `events` is its one event, and no period of matches is involved. */
   test: boolean;
 }
+
+/**
+ * A match `m` of the claimed delivery's period that is its member's (as createDeliveries chose
+ * them): for every member, of their time zone since they came into it, or their own.
+ */
+const MEMBERS_MATCH = `(m.audience = '' OR m.audience = '@' || c.team_member_id::text
+  OR (m.audience = c.time_zone AND m.created_at >= COALESCE(c.zone_since, '-infinity')))`;
 
 /**
  * Claims a delivery for sending (pending → sending, attempts + 1) and reads its period's events,
@@ -44,19 +52,19 @@ export async function claimDelivery(db: DatabaseHandle, deliveryId: string, clai
         WHERE d.id = $1 AND r.id = d.rule_id AND o.id = r.organization_id
           AND (d.status = 'pending' OR (d.status = 'sending' AND d.updated_at < now() - make_interval(secs => $2::double precision / 1000)))
         RETURNING d.id, d.rule_id, d.team_member_id, d.email, d.period_key, d.attempts, d.first_event_at, r.name AS rule_name, r.scope, r.frequency,
-                  o.name AS organization_name, o.timezone, d.test_event
+                  o.name AS organization_name, o.timezone, d.test_event, d.time_zone, d.zone_since
      )
      SELECT c.id, c.rule_id, c.team_member_id, c.email, c.period_key, c.attempts, c.first_event_at, c.rule_name, c.scope, c.frequency,
-            c.organization_name, c.timezone, t.name AS member_name, COALESCE(t.bouncing_since IS NOT NULL, false) AS bouncing,
+            c.organization_name, COALESCE(c.time_zone, t.timezone, c.timezone) AS timezone, t.name AS member_name, COALESCE(t.bouncing_since IS NOT NULL, false) AS bouncing,
             c.test_event IS NOT NULL AS test,
             CASE WHEN c.test_event IS NOT NULL THEN json_build_array(c.test_event) ELSE COALESCE(
               (SELECT json_agg(${EVENT_JSON} ORDER BY e.occurred_at DESC, e.id)
                  FROM (SELECT e.* FROM matches m JOIN events e ON e.organization_id = m.organization_id AND e.id = m.event_id AND e.received_at = m.event_received_at
-                        WHERE m.rule_id = c.rule_id AND m.period_key = c.period_key AND m.status = 'delivered'
+                        WHERE m.rule_id = c.rule_id AND m.period_key = c.period_key AND m.status = 'delivered' AND ${MEMBERS_MATCH}
                         ORDER BY e.occurred_at DESC, e.id
                         LIMIT $3) e),
               '[]'::json) END AS events,
-            (SELECT count(*)::int FROM matches m WHERE m.rule_id = c.rule_id AND m.period_key = c.period_key AND m.status = 'repeat') AS repeats
+            (SELECT count(*)::int FROM matches m WHERE m.rule_id = c.rule_id AND m.period_key = c.period_key AND m.status = 'repeat' AND ${MEMBERS_MATCH}) AS repeats
        FROM claimed c LEFT JOIN team_members t ON t.id = c.team_member_id`,
     [deliveryId, claimTimeoutMs, eventLimit],
   );

@@ -4,10 +4,16 @@ import { clientOf, type Transaction } from '../client';
  * Turns the pending matches of (rule, period) pairs into deliveries, one per member, in one
  * statement for any number of pairs: the matches become `delivered` (or `dropped`, for a
  * disabled rule or one without subscribed members) and each subscribed member (not opted out
- * through an unsubscribe link) gets one delivery per (rule, period),
- * unique per (rule, member, period) across the months deliveries are partitioned by. Returns the ids of the deliveries created.
+ * through an unsubscribe link) gets one delivery per (rule, period) of the matches that are theirs
+ * (audience '': every member; a time zone: the members in it since before the match was made; '@<id>': that member),
+ * unique per (rule, member, period) across the months deliveries are partitioned by.
+ *
+ * Quiet hours: a member in theirs at `now` (in their zone) gets an instant or hourly batch that has
+ * no critical event as matches of their own, held until the quiet hours end (period key
+ * `q<epoch ms>`, see periodKeys); everything held for them then goes out as one e-mail.
+ * Returns the ids of the deliveries created.
  */
-export async function createDeliveries(tx: Transaction, periods: ReadonlyArray<{ ruleId: string; periodKey: string }>): Promise<string[]> {
+export async function createDeliveries(tx: Transaction, periods: ReadonlyArray<{ ruleId: string; periodKey: string }>, now: Date): Promise<string[]> {
   if (!periods.length) return [];
   const { rows } = await clientOf(tx).query<{ id: string }>(
     `WITH wanted AS (
@@ -18,26 +24,46 @@ export async function createDeliveries(tx: Transaction, periods: ReadonlyArray<{
                             THEN 'delivered'::match_status ELSE 'dropped'::match_status END
          FROM wanted w, notification_rules r
         WHERE m.rule_id = w.rule_id AND m.period_key = w.period_key AND m.status = 'pending' AND r.id = m.rule_id
-       RETURNING m.rule_id, m.period_key, m.organization_id, m.event_id, m.event_received_at, m.status
-     ), periods AS (
-       SELECT t.rule_id, t.period_key, count(*)::int AS event_count, min(e.received_at) AS first_event_at
-         FROM taken t JOIN events e ON e.organization_id = t.organization_id AND e.id = t.event_id AND e.received_at = t.event_received_at
+       RETURNING m.rule_id, m.period_key, m.organization_id, m.event_id, m.event_received_at, m.audience, m.created_at, m.status
+     ), recipients AS (
+       SELECT t.rule_id, t.period_key, t.organization_id, t.event_id, t.event_received_at, t.audience, e.received_at,
+              lower(e.severity) = 'critical' AS critical,
+              tm.id AS member_id, tm.email, COALESCE(tm.timezone, o.timezone) AS zone, tm.zone_since, tm.quiet_start_hour, tm.quiet_end_hour
+         FROM taken t
+         JOIN events e ON e.organization_id = t.organization_id AND e.id = t.event_id AND e.received_at = t.event_received_at
+         JOIN notification_rule_members rm ON rm.rule_id = t.rule_id AND rm.unsubscribed_at IS NULL
+         JOIN team_members tm ON tm.id = rm.team_member_id
+         JOIN organizations o ON o.id = tm.organization_id
         WHERE t.status = 'delivered'
-        GROUP BY t.rule_id, t.period_key
+          AND (t.audience = '' OR t.audience = '@' || tm.id::text
+               OR (t.audience = COALESCE(tm.timezone, o.timezone) AND t.created_at >= COALESCE(tm.zone_since, '-infinity')))
+     ), batches AS (
+       SELECT rule_id, period_key, member_id, min(email) AS email, min(zone) AS zone, min(zone_since) AS zone_since,
+              count(DISTINCT (organization_id, event_id))::int AS event_count, min(received_at) AS first_event_at,
+              CASE WHEN bool_and(audience = '') AND NOT bool_or(COALESCE(critical, false))
+                   THEN notify_quiet_until(min(zone), min(quiet_start_hour), min(quiet_end_hour), $3) END AS quiet_until
+         FROM recipients
+        GROUP BY rule_id, period_key, member_id
+     ), held AS (
+       INSERT INTO matches (rule_id, organization_id, event_id, event_received_at, period_key, due_at, status, audience, created_at)
+       SELECT r.rule_id, r.organization_id, r.event_id, r.event_received_at, 'q' || (extract(epoch FROM b.quiet_until) * 1000)::bigint,
+              b.quiet_until, 'pending', '@' || r.member_id::text, $3
+         FROM recipients r JOIN batches b USING (rule_id, period_key, member_id)
+        WHERE b.quiet_until IS NOT NULL
+       ON CONFLICT DO NOTHING
      )
-     INSERT INTO deliveries (id, rule_id, team_member_id, email, period_key, event_count, first_event_at)
-     SELECT gen_random_uuid(), p.rule_id, t.id, t.email, p.period_key, p.event_count, p.first_event_at
-       FROM periods p
-       JOIN notification_rule_members rm ON rm.rule_id = p.rule_id AND rm.unsubscribed_at IS NULL
-       JOIN team_members t ON t.id = rm.team_member_id
+     INSERT INTO deliveries (id, rule_id, team_member_id, email, period_key, event_count, first_event_at, time_zone, zone_since)
+     SELECT gen_random_uuid(), b.rule_id, b.member_id, b.email, b.period_key, b.event_count, b.first_event_at, b.zone, b.zone_since
+       FROM batches b
       -- Each month of deliveries has its own unique index (rule, member, period key), the
       -- arbiter below; a key delivered in an earlier month is skipped here. Callers hold the
       -- rule's row, so no other transaction adds the same key meanwhile.
-      WHERE NOT EXISTS (SELECT 1 FROM deliveries d
-                         WHERE d.rule_id = p.rule_id AND d.team_member_id = t.id AND d.period_key = p.period_key)
+      WHERE b.quiet_until IS NULL
+        AND NOT EXISTS (SELECT 1 FROM deliveries d
+                         WHERE d.rule_id = b.rule_id AND d.team_member_id = b.member_id AND d.period_key = b.period_key)
      ON CONFLICT DO NOTHING
      RETURNING id`,
-    [periods.map((p) => p.ruleId), periods.map((p) => p.periodKey)],
+    [periods.map((p) => p.ruleId), periods.map((p) => p.periodKey), now],
   );
   return rows.map((row) => row.id);
 }

@@ -38,6 +38,8 @@ export { reopenDelivery } from './reopen-delivery';
 // test sends and preview
 export { readScopeEvents, readEventDetails, ALL_SCOPE_EVENT_COLUMNS, type ScopeEvent, type ScopeEventCursor, type ScopeEventColumns } from './read-scope-events';
 export { createTestDeliveries, type TestDelivery } from './create-test-deliveries';
+// member zones
+export { moveMemberDigests, type ZoneMove } from './move-member-digests';
 // reconcile
 export { findUnmatchedEvents } from './find-unmatched-events';
 export { findUnsentDeliveries } from './find-unsent-deliveries';

@@ -12,10 +12,17 @@ export interface EnabledRule {
   delivery_day_of_week: number | null;
   renotify_after_hours: number | null;
   timezone: string;
+  /** A digest rule's subscribed members' time zones (their own, or the organization's), sorted; [] for other rules. */
+  member_zones: string[];
 }
 
 const SELECT_RULES = `
-  SELECT r.id, r.organization_id, r.scope, r.strategy, r.frequency, r.delivery_hour, r.delivery_day_of_week, r.renotify_after_hours, o.timezone
+  SELECT r.id, r.organization_id, r.scope, r.strategy, r.frequency, r.delivery_hour, r.delivery_day_of_week, r.renotify_after_hours, o.timezone,
+         CASE WHEN r.frequency IN ('daily', 'weekly', 'monthly') THEN ARRAY(
+           SELECT DISTINCT COALESCE(t.timezone, o.timezone)::text
+             FROM notification_rule_members rm JOIN team_members t ON t.id = rm.team_member_id
+            WHERE rm.rule_id = r.id AND rm.unsubscribed_at IS NULL
+            ORDER BY 1) ELSE '{}'::text[] END AS member_zones
     FROM notification_rules r JOIN organizations o ON o.id = r.organization_id
    WHERE r.enabled`;
 

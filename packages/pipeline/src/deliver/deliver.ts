@@ -15,10 +15,11 @@ import type { PipelineContext } from '../context';
  * statement for any number of pairs. The caller holds the rules' rows and makes sure no period
  * was delivered before under the same key (fresh keys: an instant rule's first match, a flush;
  * `deliverPeriod` re-keys late matches). Matches of a disabled rule or of a rule without members
- * are dropped. Returns the ids of the deliveries to send once the transaction commits.
+ * are dropped; a member in their quiet hours at `now` has an instant or hourly batch without a
+ * critical event held until they end (createDeliveries). Returns the ids of the deliveries to send once the transaction commits.
  */
-export function deliverInTransaction(tx: Transaction, periods: ReadonlyArray<{ ruleId: string; periodKey: string }>): Promise<string[]> {
-  return createDeliveries(tx, periods);
+export function deliverInTransaction(tx: Transaction, periods: ReadonlyArray<{ ruleId: string; periodKey: string }>, now: Date): Promise<string[]> {
+  return createDeliveries(tx, periods, now);
 }
 
 /**
@@ -36,7 +37,7 @@ export async function deliverPeriod(ctx: PipelineContext, ruleId: string, period
       key = periodKeys.lateRound(periodKey);
       await rekeyPendingMatches(tx, ruleId, periodKey, key);
     }
-    return deliverInTransaction(tx, [{ ruleId, periodKey: key }]);
+    return deliverInTransaction(tx, [{ ruleId, periodKey: key }], ctx.now());
   });
   // If this fails the deliveries wait as pending; the reconciler asks again.
   await ctx.queues.requestSend(created);

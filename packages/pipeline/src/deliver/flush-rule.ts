@@ -15,7 +15,7 @@ export async function flushRule(ctx: PipelineContext, ruleId: string): Promise<{
   const { moved, deliveryIds } = await withTransaction(ctx.db, async (tx) => {
     if (!(await lockRule(tx, ruleId))) throw new NotFound('Notification rule not found.');
     const moved = await movePendingMatches(tx, ruleId, periodKey, now);
-    return { moved, deliveryIds: moved ? await deliverInTransaction(tx, [{ ruleId, periodKey }]) : [] };
+    return { moved, deliveryIds: moved ? await deliverInTransaction(tx, [{ ruleId, periodKey }], now) : [] };
   });
   // Should this fail, the deliveries wait as pending: the reconciler asks again.
   await ctx.queues.requestSend(deliveryIds);

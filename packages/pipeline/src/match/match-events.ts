@@ -49,6 +49,20 @@ async function takeNews(tx: Transaction, candidates: readonly Candidate[], now: 
   return news;
 }
 
+/**
+ * A digest rule's match, once per time zone of its members (`memberZones`), each in the period
+ * that contains `now` in that zone: each member's digest comes at their own delivery hour.
+ */
+function digestMatches(rule: IndexedRule, event: UnmatchedEvent, now: Date, status: 'pending' | 'repeat'): NewMatch[] {
+  return rule.memberZones.map((zone) => {
+    const period = periods.containing(zone === rule.timeZone ? rule : { ...rule, timeZone: zone }, now);
+    return {
+      ruleId: rule.id, organizationId: event.organization_id, eventId: event.id, eventReceivedAt: event.received_at,
+      periodKey: period.key, dueAt: status === 'pending' ? period.dueAt : now, status, audience: zone,
+    };
+  });
+}
+
 function toMatchable(event: UnmatchedEvent): MatchableEvent {
   return { scope: event.scope, asset: event.asset, asset_type: event.asset_type, severity: event.severity, tags: event.tags, data: event.data };
 }
@@ -93,12 +107,22 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
         continue;
       }
       const { rule, event } = candidate;
-      const periodKey = rule.frequency === 'instant' ? periodKeys.repeat() : periods.containing(rule, now).key;
-      matches.push({ ruleId: rule.id, organizationId: event.organization_id, eventId: event.id, eventReceivedAt: event.received_at, periodKey, dueAt: now, status: 'repeat' });
+      if (rule.frequency === 'instant') {
+        matches.push({ ruleId: rule.id, organizationId: event.organization_id, eventId: event.id, eventReceivedAt: event.received_at, periodKey: periodKeys.repeat(), dueAt: now, status: 'repeat' });
+      } else if (rule.frequency === 'hourly') {
+        const periodKey = periods.containing(rule, now).key;
+        matches.push({ ruleId: rule.id, organizationId: event.organization_id, eventId: event.id, eventReceivedAt: event.received_at, periodKey, dueAt: now, status: 'repeat' });
+      } else {
+        matches.push(...digestMatches(rule, event, now, 'repeat'));
+      }
     }
     const instant = fresh.filter((candidate) => candidate.rule.frequency === 'instant');
     for (const { rule, event } of fresh) {
       if (rule.frequency === 'instant') continue;
+      if (rule.frequency !== 'hourly') {
+        matches.push(...digestMatches(rule, event, now, 'pending'));
+        continue;
+      }
       const period = periods.containing(rule, now);
       matches.push({ ruleId: rule.id, organizationId: event.organization_id, eventId: event.id, eventReceivedAt: event.received_at, periodKey: period.key, dueAt: period.dueAt });
     }
@@ -125,7 +149,7 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
       }
     }
 
-    const recorded = await recordMatches(tx, matches);
+    const recorded = await recordMatches(tx, matches, now);
     const created = recorded.filter((m) => m.status === 'pending');
     const silenced = recorded.filter((m) => m.status === 'silenced').length;
     // Counted from what this transaction recorded: a retried job counts nothing twice.
@@ -137,14 +161,15 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
     // An instant rule's first match goes out now, in this transaction, rather than
     // at the schedule stage's next tick.
     const immediate = [...new Map(created.filter((m) => m.dueAt.getTime() <= now.getTime()).map((m) => [`${m.ruleId}|${m.periodKey}`, m])).values()];
-    const deliveryIds = await deliverInTransaction(tx, immediate.map((m) => ({ ruleId: m.ruleId, periodKey: m.periodKey })));
+    const deliveryIds = await deliverInTransaction(tx, immediate.map((m) => ({ ruleId: m.ruleId, periodKey: m.periodKey })), now);
     await markEventsMatched(tx, events, now);
     return { created, silenced, deliveryIds, eventCount: events.length };
   });
 
   if (ctx.metrics && created.length) {
     const counts = new Map<string, { scope: string; frequency: string; count: number }>();
-    for (const match of created) {
+    // A digest match recorded once per member time zone counts once.
+    for (const match of new Map(created.map((m) => [`${m.ruleId}|${m.organizationId}|${m.eventId}`, m])).values()) {
       const rule = rulesById.get(match.ruleId);
       if (!rule) continue;
       const key = `${rule.scope}|${rule.frequency}`;
@@ -158,5 +183,6 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
   // Should this fail, the deliveries wait as pending: the reconciler asks again.
   await ctx.queues.requestSend(deliveryIds);
   if (silenced) ctx.metrics?.silenced(silenced);
-  return { events: eventCount, matches: created.length, silenced, immediate: deliveryIds.length };
+  const matched = new Set(created.map((m) => `${m.ruleId}|${m.organizationId}|${m.eventId}`)).size;
+  return { events: eventCount, matches: matched, silenced, immediate: deliveryIds.length };
 }

@@ -24,6 +24,12 @@ export interface IndexedRule {
   /** A finding is news again only this many hours after it last was; null: every match is news. */
   renotifyAfterHours: number | null;
   timeZone: string;
+  /**
+   * A digest rule's members' time zones: its matches are recorded once per zone, each in that
+   * zone's period, so every member gets the digest at the delivery hour of their own clock.
+   * The organization's zone when no member is subscribed; [] for instant and hourly rules.
+   */
+  memberZones: readonly string[];
   matches: Predicate;
 }
 
@@ -70,6 +76,7 @@ function toIndexed(row: EnabledRule): IndexedRule {
     deliveryDayOfWeek: row.delivery_day_of_week,
     renotifyAfterHours: row.renotify_after_hours,
     timeZone: row.timezone,
+    memberZones: row.frequency === 'instant' || row.frequency === 'hourly' ? [] : row.member_zones.length ? row.member_zones : [row.timezone],
     // Most rules have no strategy: they share one predicate instead of a closure each.
     matches: empty ? MATCH_ALL : compileFilters(row.strategy),
   };

@@ -9,6 +9,7 @@ import {
   getOrganization,
   listKeys,
   listMembers,
+  updateMember,
   listOrganizations,
   removeMember,
   updateKey,
@@ -29,6 +30,7 @@ import {
   Member,
   MemberCreate,
   MemberParams,
+  MemberPatch,
   Organization,
   OrganizationCreate,
   OrganizationPatch,
@@ -41,6 +43,14 @@ interface PlanBody {
   rate_limit_per_minute?: number;
   monthly_quota?: number;
   max_rules?: number;
+}
+
+function memberInput<T extends { name?: string | null; timezone?: string | null; quiet_hours?: { start_hour: number; end_hour: number } | null }>(body: T) {
+  return {
+    ...body,
+    timezone: body.timezone,
+    quietHours: body.quiet_hours === undefined ? undefined : body.quiet_hours && { startHour: body.quiet_hours.start_hour, endHour: body.quiet_hours.end_hour },
+  };
 }
 
 function organizationInput(body: { name?: string; timezone?: string; plan?: PlanBody }): OrganizationInput {
@@ -87,7 +97,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps; keyCache: K
   app.patch('/admin/v1/organizations/:org_id', {
     config, schema: { tags, security, summary: 'Change an organization (name, time zone, plan)', params: OrgParams, body: OrganizationPatch, response: { 200: Organization, ...errors } },
   }, async (request) => {
-    const org = await updateOrganization(db, request.params.org_id, organizationInput(request.body));
+    const org = await updateOrganization(db, request.params.org_id, organizationInput(request.body), deps.now());
     await invalidate();
     // A new time zone moves every digest rule's delivery times.
     await deps.ruleChanges.announce({ organizationIds: [org.id] }).catch((error) => logger.warn({ err: error }, 'could not announce an organization change'));
@@ -96,7 +106,22 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps; keyCache: K
 
   app.post('/admin/v1/organizations/:org_id/members', {
     config, schema: { tags, security, summary: 'Add a team member', params: OrgParams, body: MemberCreate, response: { 201: Member, 409: applicationRef, ...errors } },
-  }, async (request, reply) => reply.code(201).send(memberJson(await addMember(db, request.params.org_id, request.body))));
+  }, async (request, reply) => reply.code(201).send(memberJson(await addMember(db, request.params.org_id, memberInput(request.body)))));
+
+  app.patch('/admin/v1/organizations/:org_id/members/:team_member_uuid', {
+    config,
+    schema: {
+      tags, security, summary: "Change a member's name, time zone or quiet hours (a new zone moves what their digests owe them: no period twice, none lost)",
+      params: MemberParams, body: MemberPatch, response: { 200: Member, ...errors },
+    },
+  }, async (request) => {
+    const member = await updateMember(db, request.params.org_id, request.params.team_member_uuid, memberInput(request.body), deps.now());
+    // Digest rules record their matches per member zone: the match stage reloads the organization's rules.
+    if (request.body.timezone !== undefined) {
+      await deps.ruleChanges.announce({ organizationIds: [member.organizationId] }).catch((error) => logger.warn({ err: error }, 'could not announce a member change'));
+    }
+    return memberJson(member);
+  });
 
   app.get('/admin/v1/organizations/:org_id/members', {
     config, schema: { tags, security, summary: 'List team members', params: OrgParams, response: { 200: Type.Array(Member), ...errors } },

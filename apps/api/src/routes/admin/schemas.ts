@@ -41,6 +41,23 @@ export const OrgParams = Type.Object({ org_id: Type.String() });
 export const MemberParams = Type.Object({ org_id: Type.String(), team_member_uuid: Type.String() });
 export const KeyParams = Type.Object({ org_id: Type.String(), key_id: Type.String() });
 
+const MemberZone = Type.String({
+  maxLength: 64,
+  description: "IANA time zone of the member's digests, quiet hours and e-mail times, such as \"Asia/Tokyo\"; null: the organization's.",
+});
+
+const QuietHours = Type.Object(
+  {
+    start_hour: Type.Integer({ minimum: 0, maximum: 23 }),
+    end_hour: Type.Integer({ minimum: 0, maximum: 23 }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "Hours [start_hour, end_hour) of the member's day, in their zone (wrapping midnight when start_hour > end_hour), when instant and hourly e-mails wait and go out as one when they end; a batch with a critical event goes at once. null: none.",
+  },
+);
+
 export const MemberCreate = Type.Object({
   email: Type.String({
     minLength: 1,
@@ -48,6 +65,14 @@ export const MemberCreate = Type.Object({
     description: 'One plain ASCII address of at most 254 characters (no display name, no list). Surrounding spaces are trimmed; line breaks and other control characters are refused. Stored lower-cased.',
   }),
   name: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
+  timezone: Type.Optional(Nullable(MemberZone)),
+  quiet_hours: Type.Optional(Nullable(QuietHours)),
+});
+
+export const MemberPatch = Type.Object({
+  name: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
+  timezone: Type.Optional(Nullable(MemberZone)),
+  quiet_hours: Type.Optional(Nullable(QuietHours)),
 });
 
 export const Member = Type.Object(
@@ -56,6 +81,8 @@ export const Member = Type.Object(
     email: Type.String(),
     name: Nullable(Type.String()),
     added_date: Type.String({ format: 'date-time' }),
+    timezone: Nullable(Type.String({ description: "The member's own IANA time zone; null: they follow the organization's." })),
+    quiet_hours: Nullable(Type.Object({ start_hour: Type.Integer(), end_hour: Type.Integer() })),
     bouncing: Nullable(Type.Object(
       { since: Type.String({ format: 'date-time' }), reply: Nullable(Type.String()) },
       { description: "The address was refused for good at RCPT TO: the member's e-mails are suppressed until it is cleared." },

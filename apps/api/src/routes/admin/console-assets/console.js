@@ -1,4 +1,4 @@
-/* global document, window, fetch, location, navigator, confirm, FormData, URLSearchParams */
+/* global document, window, fetch, location, navigator, confirm, prompt, FormData, URLSearchParams */
 // The operator console: calls the operator API (/admin/v1/*) with the session cookie and the
 // header that marks the console's own requests. Every value from the API reaches the page as
 // text (textContent, attributes), never as HTML.
@@ -161,6 +161,7 @@ async function loadMembers() {
       el('td', {}, member.email),
       el('td', {}, member.name ?? ''),
       el('td', { className: 'mono' }, member.team_member_uuid),
+      el('td', {}, clockText(member)),
       // A bouncing address: its e-mails are suppressed until cleared (README: bounces).
       el('td', member.bouncing ? { title: member.bouncing.reply ?? '' } : {},
         member.bouncing ? `Bouncing since ${new Date(member.bouncing.since).toLocaleString()}` : 'OK'),
@@ -172,10 +173,42 @@ async function loadMembers() {
             }, 'Clear bounce')]
           : []),
         el('button', {
+          type: 'button', 'aria-label': `Set the clock of ${member.email}`,
+          onclick: () => setClock(member),
+        }, 'Clock…'),
+        el('button', {
           type: 'button', className: 'danger', 'aria-label': `Remove member ${member.email}`,
           onclick: () => removeMember(member),
         }, 'Remove'))));
-  fill($('#members tbody'), rows, 'No members yet.', 5);
+  fill($('#members tbody'), rows, 'No members yet.', 6);
+}
+
+// "Asia/Tokyo · quiet 22–7": the member's time zone (or the organization's) and quiet hours.
+function clockText(member) {
+  const zone = member.timezone ?? 'organization\'s zone';
+  return member.quiet_hours ? `${zone} · quiet ${member.quiet_hours.start_hour}–${member.quiet_hours.end_hour}` : zone;
+}
+
+// "22-7" -> { start_hour: 22, end_hour: 7 }; "" -> null (none). Anything else goes to the API, which explains.
+function parseQuietHours(text) {
+  const value = text.trim();
+  if (value === '') return null;
+  const hours = /^(\d{1,2})-(\d{1,2})$/.exec(value);
+  return hours ? { start_hour: Number(hours[1]), end_hour: Number(hours[2]) } : { start_hour: value, end_hour: value };
+}
+
+async function setClock(member) {
+  const zone = prompt(`Time zone of ${member.email} (an IANA name such as Asia/Tokyo; empty: the organization's)`, member.timezone ?? '');
+  if (zone === null) return;
+  const quiet = prompt('Quiet hours START-END in that zone (such as 22-7; empty: none)',
+    member.quiet_hours ? `${member.quiet_hours.start_hour}-${member.quiet_hours.end_hour}` : '');
+  if (quiet === null) return;
+  await attempt(async () => {
+    await api('PATCH', orgPath(`/members/${encodeURIComponent(member.team_member_uuid)}`), {
+      timezone: zone.trim() || null, quiet_hours: parseQuietHours(quiet),
+    });
+    await loadMembers();
+  });
 }
 
 async function clearBounce(member) {
@@ -200,6 +233,8 @@ $('#member-add').addEventListener('submit', async (event) => {
   const ok = await attempt(async () => {
     const body = { email: String(data.get('email')).trim() };
     if (String(data.get('name') || '').trim()) body.name = String(data.get('name')).trim();
+    if (String(data.get('timezone') || '').trim()) body.timezone = String(data.get('timezone')).trim();
+    if (String(data.get('quiet_hours') || '').trim()) body.quiet_hours = parseQuietHours(String(data.get('quiet_hours')));
     await api('POST', orgPath('/members'), body);
     await loadMembers();
   });

@@ -1,0 +1,33 @@
+-- Each member's own clock: a time zone (null: the organization's) and quiet hours in it.
+-- zone_since: when the member's effective zone last changed (null: never); a digest match a zone's members
+-- share reaches a member only if it was made after they came into that zone (what they were owed
+-- from before moved with them, as matches of their own: audience '@<member id>').
+ALTER TABLE "team_members" ADD COLUMN "timezone" VARCHAR(64);
+ALTER TABLE "team_members" ADD COLUMN "quiet_start_hour" SMALLINT;
+ALTER TABLE "team_members" ADD COLUMN "quiet_end_hour" SMALLINT;
+ALTER TABLE "team_members" ADD COLUMN "zone_since" TIMESTAMPTZ(3);
+
+-- Whom a match is for: '' every member of the rule (instant and hourly rules), a time zone's name
+-- (a digest rule's members in that zone; '' on digest matches made before), or '@<member id>' (one member: matches a zone change
+-- moved, or held through quiet hours).
+ALTER TABLE "matches" ADD COLUMN "audience" VARCHAR(80) NOT NULL DEFAULT '';
+DROP INDEX "matches_rule_id_organization_id_event_id_event_received_at_key";
+CREATE UNIQUE INDEX "matches_rule_event_audience_key" ON "matches"("rule_id", "organization_id", "event_id", "event_received_at", "audience");
+
+-- The member's zone when the delivery was made (its e-mail's times are in it) and since when they
+-- were in it (which of the zone's shared matches are theirs); null on deliveries made before.
+ALTER TABLE "deliveries" ADD COLUMN "time_zone" VARCHAR(64);
+ALTER TABLE "deliveries" ADD COLUMN "zone_since" TIMESTAMPTZ(3);
+
+-- Until when quiet hours [start_hour, end_hour) in `zone` hold e-mails at `at`; null when `at` is
+-- outside them (or the member has none). Hours wrap midnight when start_hour > end_hour.
+CREATE FUNCTION "notify_quiet_until"(zone TEXT, start_hour INT, end_hour INT, at TIMESTAMPTZ) RETURNS TIMESTAMPTZ LANGUAGE sql STABLE AS $$
+  SELECT CASE
+           WHEN start_hour IS NULL OR end_hour IS NULL OR start_hour = end_hour THEN NULL
+           WHEN (start_hour < end_hour AND l.hour >= start_hour AND l.hour < end_hour)
+             OR (start_hour > end_hour AND (l.hour >= start_hour OR l.hour < end_hour))
+           THEN (date_trunc('day', l.local) + make_interval(hours => end_hour)
+                 + CASE WHEN l.hour >= end_hour THEN interval '1 day' ELSE interval '0' END) AT TIME ZONE zone
+         END
+    FROM (SELECT at AT TIME ZONE zone AS local, extract(hour FROM at AT TIME ZONE zone)::int AS hour) l
+$$;

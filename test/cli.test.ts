@@ -229,6 +229,22 @@ describe('operator CLI commands: members', () => {
     expect(await run(['member', 'list', other.id])).toEqual([foreign]);
     expect(await failure(['member', 'remove', org.id])).toBeInstanceOf(UsageError);
   });
+
+  it("member update sets a member's time zone and quiet hours, and none clears them", async () => {
+    const night = await run<MemberJson>(['member', 'add', org.id], { email: 'night@example.com', timezone: 'Asia/Tokyo', 'quiet-hours': '22-7' });
+    expect(night).toMatchObject({ timezone: 'Asia/Tokyo', quiet_hours: { start_hour: 22, end_hour: 7 } });
+    const moved = await run<MemberJson>(['member', 'update', org.id, night.team_member_uuid], { timezone: 'Europe/Berlin' });
+    expect(moved).toMatchObject({ timezone: 'Europe/Berlin', quiet_hours: { start_hour: 22, end_hour: 7 } });
+    const cleared = await run<MemberJson>(['member', 'update', org.id, night.team_member_uuid], { timezone: 'none', 'quiet-hours': 'none' });
+    expect(cleared).toMatchObject({ timezone: null, quiet_hours: null });
+    expect(await validationIssues(['member', 'update', org.id, night.team_member_uuid], { timezone: 'Mars/Olympus' })).toEqual({
+      timezone: ['"Mars/Olympus" is not a valid time zone. Use an IANA name such as "Europe/Berlin".'],
+    });
+    expect(await validationIssues(['member', 'update', org.id, night.team_member_uuid], { 'quiet-hours': '25-7' })).toEqual({ 'quiet_hours.start_hour': ['Ensure this value is less than or equal to 23.'] });
+    expect(await failure(['member', 'update', org.id, night.team_member_uuid], { 'quiet-hours': 'nights' })).toBeInstanceOf(UsageError);
+    expect(await failure(['member', 'update', org.id, UNKNOWN_ID], { timezone: 'UTC' })).toBeInstanceOf(NotFound);
+    await run(['member', 'remove', org.id, night.team_member_uuid]);
+  });
 });
 
 describe('operator CLI commands: API keys', () => {

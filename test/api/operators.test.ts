@@ -332,6 +332,8 @@ describe('team members (decisions §7)', () => {
       email: 'alice.smith@example.com',
       name: 'Alice',
       added_date: expect.stringMatching(ISO_DATE) as unknown,
+      timezone: null,
+      quiet_hours: null,
       bouncing: null,
     });
   });
@@ -370,7 +372,7 @@ describe('team members (decisions §7)', () => {
     expect(response.statusCode).toBe(200);
     const list = response.json() as Array<{ email: string; team_member_uuid: string }>;
     expect(list.map((member) => member.email)).toEqual(['alice.smith@example.com', 'bob@example.com', 'carol@example.com']);
-    for (const member of list) expect(Object.keys(member).sort()).toEqual(['added_date', 'bouncing', 'email', 'name', 'team_member_uuid']);
+    for (const member of list) expect(Object.keys(member).sort()).toEqual(['added_date', 'bouncing', 'email', 'name', 'quiet_hours', 'team_member_uuid', 'timezone']);
     const other = (await t.admin('GET', members(otherOrg.id))).json() as Array<{ email: string }>;
     expect(other.map((member) => member.email)).toEqual([otherOrg.members[0]!.email, 'alice.smith@example.com']);
   });

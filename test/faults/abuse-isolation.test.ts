@@ -142,6 +142,17 @@ describe('tenant isolation on every route that takes an id (faults)', () => {
         );
       }
     },
+    async ['PATCH /admin/v1/organizations/:org_id/members/:team_member_uuid']() {
+      for (const member of b.members) {
+        expectSameNotFound(
+          await asAdmin('PATCH', `/admin/v1/organizations/${a.id}/members/${member.team_member_uuid}`, { timezone: 'Asia/Tokyo' }),
+          await asAdmin('PATCH', `/admin/v1/organizations/${a.id}/members/${randomUUID()}`, { timezone: 'Asia/Tokyo' }),
+          'PATCH of B member under A',
+        );
+      }
+      const unchanged = (await asAdmin('GET', `/admin/v1/organizations/${b.id}/members`)).json() as Array<{ timezone: string | null }>;
+      expect(unchanged.map((member) => member.timezone)).toEqual(b.members.map(() => null));
+    },
     async ['POST /admin/v1/organizations/:org_id/members/:team_member_uuid/clear-bounce']() {
       for (const member of b.members) {
         expectSameNotFound(

@@ -1,6 +1,6 @@
 // CPU time of processes on this machine, from /proc (Linux): what a measure cost, beside how
 // long it took, because on a shared machine wall time alone says little.
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 
 const CLOCK_TICKS_PER_SECOND = 100;
 
@@ -11,4 +11,20 @@ export async function cpuSeconds(pid: number): Promise<number> {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+}
+
+/**
+ * User + system CPU seconds used so far by every live process named `command` (PostgreSQL's
+ * backends: `postgres`); a backend that exits between two readings takes its seconds with it.
+ */
+export async function cpuSecondsOf(command: string): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== command) continue;
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    total += (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+  }
+  return total;
 }

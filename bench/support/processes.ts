@@ -17,6 +17,7 @@ import type { ChildMessage, ParentMessage } from './pipeline-child';
 
 export interface Child {
   name: string;
+  pid: number;
   ready: Extract<ChildMessage, { type: 'ready' }>;
   send(message: ParentMessage): void;
   /** Sends `message` (if any) and waits for the next message of type `answer`. */
@@ -75,6 +76,7 @@ export async function startChild(name: string, env: Record<string, string>, time
 
   const handle: Child = {
     name,
+    pid: child.pid ?? 0,
     ready: undefined as never,
     send: (message) => {
       if (child.connected) child.send(message);

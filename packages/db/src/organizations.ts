@@ -107,6 +107,9 @@ function planColumns(plan: Partial<Plan> | undefined) {
 
 export async function createOrganization(db: Database, input: OrganizationInput): Promise<Organization> {
   validate(input, true);
+  if (input.timezone !== undefined && !(await zoneKnownToDatabase(db, input.timezone))) {
+    throw new ValidationFailed([{ param: 'timezone', details: [messages.timezone(input.timezone)] }]);
+  }
   const row = await db.prisma.organization.create({
     data: { name: input.name!.trim(), timezone: input.timezone ?? 'UTC', ...planColumns(input.plan) },
   });

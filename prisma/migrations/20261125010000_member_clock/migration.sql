@@ -20,14 +20,28 @@ ALTER TABLE "deliveries" ADD COLUMN "time_zone" VARCHAR(64);
 ALTER TABLE "deliveries" ADD COLUMN "zone_since" TIMESTAMPTZ(3);
 
 -- Until when quiet hours [start_hour, end_hour) in `zone` hold e-mails at `at`; null when `at` is
--- outside them (or the member has none). Hours wrap midnight when start_hour > end_hour.
-CREATE FUNCTION "notify_quiet_until"(zone TEXT, start_hour INT, end_hour INT, at TIMESTAMPTZ) RETURNS TIMESTAMPTZ LANGUAGE sql STABLE AS $$
-  SELECT CASE
-           WHEN start_hour IS NULL OR end_hour IS NULL OR start_hour = end_hour THEN NULL
-           WHEN (start_hour < end_hour AND l.hour >= start_hour AND l.hour < end_hour)
-             OR (start_hour > end_hour AND (l.hour >= start_hour OR l.hour < end_hour))
-           THEN (date_trunc('day', l.local) + make_interval(hours => end_hour)
-                 + CASE WHEN l.hour >= end_hour THEN interval '1 day' ELSE interval '0' END) AT TIME ZONE zone
-         END
-    FROM (SELECT at AT TIME ZONE zone AS local, extract(hour FROM at AT TIME ZONE zone)::int AS hour) l
+-- outside them, or the member has none (then the zone is not even read). Hours wrap midnight when
+-- start_hour > end_hour.
+CREATE FUNCTION "notify_quiet_until"(zone TEXT, start_hour INT, end_hour INT, at TIMESTAMPTZ) RETURNS TIMESTAMPTZ LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  local TIMESTAMP;
+  hour INT;
+BEGIN
+  IF start_hour IS NULL OR end_hour IS NULL OR start_hour = end_hour THEN
+    RETURN NULL;
+  END IF;
+  local := at AT TIME ZONE zone;
+  hour := extract(hour FROM local)::int;
+  IF (start_hour < end_hour AND hour >= start_hour AND hour < end_hour)
+     OR (start_hour > end_hour AND (hour >= start_hour OR hour < end_hour)) THEN
+    RETURN (date_trunc('day', local) + make_interval(hours => end_hour)
+            + CASE WHEN hour >= end_hour THEN interval '1 day' ELSE interval '0' END) AT TIME ZONE zone;
+  END IF;
+  RETURN NULL;
+END
 $$;
+
+-- rule_findings loses its foreign key: checking it cost every noticed finding an index probe and a
+-- row lock on its rule (half of the upsert's time, measured: 0.61 s against 0.28 s for 100,000 rows).
+-- The schedule role's hourly forgetting also removes the findings of rules that are gone.
+ALTER TABLE "rule_findings" DROP CONSTRAINT "rule_findings_rule_id_fkey";

@@ -31,12 +31,19 @@ export interface MatchResult {
 async function takeNews(tx: Transaction, candidates: readonly Candidate[], now: Date): Promise<Set<Candidate>> {
   const news = new Set<Candidate>();
   const firstOf = new Map<string, Candidate>();
+  // An event matched by several rules is hashed once.
+  const findingKeys = new Map<UnmatchedEvent, string>();
   for (const candidate of candidates) {
     if (candidate.rule.renotifyAfterHours === null) {
       news.add(candidate);
       continue;
     }
-    const key = `${candidate.rule.id}|${findingKey(candidate.event)}`;
+    let finding = findingKeys.get(candidate.event);
+    if (finding === undefined) {
+      finding = findingKey(candidate.event);
+      findingKeys.set(candidate.event, finding);
+    }
+    const key = `${candidate.rule.id}|${finding}`;
     if (!firstOf.has(key)) firstOf.set(key, candidate);
   }
   if (!firstOf.size) return news;

@@ -139,6 +139,11 @@ describe("each member's own clock: digests at their own delivery hour, quiet hou
     expect(await setClock(t.p, org.id, sleeper.team_member_uuid, { timezone: 'Europe/Berlin', quiet_hours: { start_hour: 22, end_hour: 7 } }))
       .toMatchObject({ timezone: 'Europe/Berlin', quiet_hours: { start_hour: 22, end_hour: 7 } });
     await t.p.createRule(org.key, { name: 'Instant', scope: 'new_open_port_detected', members: org.members.map((member) => member.team_member_uuid) });
+    // An hourly rule of the same members: its digest falls due at 00:00 UTC, inside the quiet hours too.
+    await t.p.createRule(org.key, { name: 'Hourly DNS', scope: 'asset_dns_changed', frequency: 'hourly', members: org.members.map((member) => member.team_member_uuid) });
+    const hourly = (email: string) => mailsTo(email).filter((mail) => mail.subject.includes('Hourly digest'));
+    const instant = (email: string) => mailsTo(email).filter((mail) => !mail.subject.includes('Hourly digest'));
+    await ingest([makeEvent(org.id, { scope: 'asset_dns_changed', title: 'Night DNS change', severity: 'medium' })]);
 
     await ingest([makeEvent(org.id, { title: 'Night one', severity: 'medium' })]);
     await waitUntilSettled(t.p.db);
@@ -150,23 +155,28 @@ describe("each member's own clock: digests at their own delivery hour, quiet hou
     await ingest([makeEvent(org.id, { title: 'Night critical', severity: 'critical' })]);
     await waitUntilSettled(t.p.db);
 
-    expect(mailsTo(awake.email).map((mail) => mail.subject)).toHaveLength(3);
-    const woken = mailsTo(sleeper.email);
+    expect(instant(awake.email)).toHaveLength(3);
+    const woken = instant(sleeper.email);
     expect(woken).toHaveLength(1);
     expect(woken[0]!.html).toContain('Night critical');
     expect(woken[0]!.html).not.toContain('Night one');
 
+    await advanceTo('2026-11-06T00:00:01Z'); // the hourly digest: the awake member's now, the sleeper's held
+    expect(hourly(awake.email)).toHaveLength(1);
+    expect(hourly(sleeper.email)).toHaveLength(0);
     await advanceTo('2026-11-06T05:59:59Z'); // 06:59:59 in Berlin
     expect(mailsTo(sleeper.email)).toHaveLength(1);
-    await advanceTo('2026-11-06T06:00:01Z'); // 07:00 in Berlin: what was held, as one e-mail
-    const after = mailsTo(sleeper.email);
+    await advanceTo('2026-11-06T06:00:01Z'); // 07:00 in Berlin: what was held, as one e-mail per rule
+    expect(hourly(sleeper.email)).toHaveLength(1);
+    expect(hourly(sleeper.email)[0]!.html).toContain('Night DNS change');
+    const after = instant(sleeper.email);
     expect(after).toHaveLength(2);
     for (const title of ['Night one', 'Night two', 'Night three']) expect(after[1]!.html).toContain(title);
     expect(after[1]!.html).not.toContain('Night critical');
     expect(after[1]!.text).toContain('Times are shown in Europe/Berlin.');
     await advanceTo('2026-11-06T07:00:00Z');
-    expect(mailsTo(sleeper.email)).toHaveLength(2);
-    expect(mailsTo(awake.email)).toHaveLength(3);
+    expect(mailsTo(sleeper.email)).toHaveLength(3);
+    expect(mailsTo(awake.email)).toHaveLength(4);
   });
 
   it("validates a member's clock, and another organization's member is a 404", async () => {

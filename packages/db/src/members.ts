@@ -126,12 +126,11 @@ export async function updateMember(db: Database, organizationId: string, memberI
          name = CASE WHEN $2 THEN $3 ELSE name END,
          timezone = CASE WHEN $4 THEN $5 ELSE timezone END,
          quiet_start_hour = CASE WHEN $6 THEN $7::smallint ELSE quiet_start_hour END,
-         quiet_end_hour = CASE WHEN $6 THEN $8::smallint ELSE quiet_end_hour END,
-         zone_since = CASE WHEN $9 THEN $10 ELSE zone_since END
+         quiet_end_hour = CASE WHEN $6 THEN $8::smallint ELSE quiet_end_hour END
        WHERE id = $1`,
       [
         memberId, name !== undefined, name ?? null, patch.timezone !== undefined, patch.timezone ?? null,
-        patch.quietHours !== undefined, patch.quietHours?.startHour ?? null, patch.quietHours?.endHour ?? null, from !== to, now,
+        patch.quietHours !== undefined, patch.quietHours?.startHour ?? null, patch.quietHours?.endHour ?? null,
       ],
     );
     if (from !== to) await moveMemberDigests(tx, { memberId, from, fromSince: row.zone_since, to }, now);

@@ -153,7 +153,6 @@ async function changeTimeZone(db: Database, id: string, to: string, now: Date): 
       `SELECT id, zone_since FROM team_members WHERE organization_id = $1 AND timezone IS NULL ORDER BY id FOR UPDATE`,
       [id],
     );
-    await client.query(`UPDATE team_members SET zone_since = $2 WHERE id = ANY($1::uuid[])`, [members.rows.map((member) => member.id), now]);
     for (const member of members.rows) await moveMemberDigests(tx, { memberId: member.id, from, fromSince: member.zone_since, to }, now);
   });
 }

@@ -40,3 +40,13 @@ export const addFiltersKeyword = filtersKeyword(FILTERS_KEYWORD, EVENT_FIELDS, s
 export const addAssetFiltersKeyword = filtersKeyword(ASSET_FILTERS_KEYWORD, ASSET_FIELDS);
 /** A silence's filters run on every match of its organization: the strategies' budget applies. */
 export const addSilenceFiltersKeyword = filtersKeyword(SILENCE_FILTERS_KEYWORD, SILENCE_FIELDS, strategyCostIssue);
+
+/**
+ * A body's filters in their normalized form (every clause present), once its keyword above has
+ * refused anything invalid; null (or absent) stays null.
+ */
+export function normalizedFilters(filters: unknown, fields: FieldCatalog): Filters | null {
+  if (filters === undefined || filters === null) return null;
+  const result = validateFilters(filters, { root: 'filters', fields });
+  return result.ok ? result.value : null;
+}

@@ -38,12 +38,12 @@ export async function createDeliveries(tx: Transaction, periods: ReadonlyArray<{
           AND (t.audience = '' OR t.audience = '@' || tm.id::text
                OR (t.audience = COALESCE(tm.timezone, o.timezone) AND t.created_at >= COALESCE(tm.zone_since, '-infinity')))
      ), batches AS (
-       SELECT rule_id, period_key, member_id, min(email) AS email, min(zone) AS zone, min(zone_since) AS zone_since,
-              count(DISTINCT (organization_id, event_id))::int AS event_count, min(received_at) AS first_event_at,
+       -- A member's matches of a period are disjoint (their own ones predate their zone's), so count(*) counts events.
+       SELECT rule_id, period_key, member_id, email, zone, zone_since, count(*)::int AS event_count, min(received_at) AS first_event_at,
               CASE WHEN bool_and(audience = '') AND NOT bool_or(COALESCE(critical, false))
-                   THEN notify_quiet_until(min(zone), min(quiet_start_hour), min(quiet_end_hour), $3) END AS quiet_until
+                   THEN notify_quiet_until(zone, quiet_start_hour, quiet_end_hour, $3) END AS quiet_until
          FROM recipients
-        GROUP BY rule_id, period_key, member_id
+        GROUP BY rule_id, period_key, member_id, email, zone, zone_since, quiet_start_hour, quiet_end_hour
      ), held AS (
        INSERT INTO matches (rule_id, organization_id, event_id, event_received_at, period_key, due_at, status, audience, created_at)
        SELECT r.rule_id, r.organization_id, r.event_id, r.event_received_at, 'q' || (extract(epoch FROM b.quiet_until) * 1000)::bigint,

@@ -10,14 +10,16 @@ export interface ZoneMove {
 }
 
 /**
- * Moves what a member is owed by their digest rules to their new time zone, so that they get no
- * period twice and lose none: the pending matches their old zone's members share (made since they
- * came into it) are copied as matches of their own, and those already their own are moved, all
- * into the period that contains `now` in the new zone. The new zone's shared matches made before
- * `now` are not theirs (the caller sets their zone_since to `now`). Returns how many matches are now theirs.
+ * Moves a member to their new time zone at `now` (their zone_since), with what their digest rules
+ * owe them, so that they get no period twice and lose none: the pending matches their old zone's
+ * members share (made since they came into it) are copied as matches of their own, and those
+ * already their own are moved, all into the period that contains `now` in the new zone. The new
+ * zone's shared matches made before `now` are not theirs. The caller holds the member's row and
+ * changes the zone itself. Returns how many matches are now theirs.
  */
 export async function moveMemberDigests(tx: Transaction, move: ZoneMove, now: Date): Promise<number> {
   const client = clientOf(tx);
+  await client.query(`UPDATE team_members SET zone_since = $2 WHERE id = $1`, [move.memberId, now]);
   const { rows: rules } = await client.query<{ id: string; frequency: Frequency; delivery_hour: number | null; delivery_day_of_week: number | null }>(
     `SELECT r.id, r.frequency, r.delivery_hour, r.delivery_day_of_week
        FROM notification_rules r JOIN notification_rule_members rm ON rm.rule_id = r.id

@@ -62,7 +62,7 @@ async function takeNews(tx: Transaction, candidates: readonly Candidate[], now: 
  */
 function digestMatches(rule: IndexedRule, event: UnmatchedEvent, now: Date, status: 'pending' | 'repeat'): NewMatch[] {
   return rule.memberZones.map((zone) => {
-    const period = periods.containing(zone === rule.timeZone ? rule : { ...rule, timeZone: zone }, now);
+    const period = periods.containing(rule, now, zone);
     return {
       ruleId: rule.id, organizationId: event.organization_id, eventId: event.id, eventReceivedAt: event.received_at,
       periodKey: period.key, dueAt: status === 'pending' ? period.dueAt : now, status, audience: zone,

@@ -11,12 +11,13 @@ export class PeriodCache {
 
   constructor(private readonly maxEntries = 50_000) {}
 
-  containing(schedule: Schedule, at: Date): Period {
-    const key = `${schedule.frequency}|${schedule.deliveryHour}|${schedule.deliveryDayOfWeek}|${schedule.timeZone}`;
+  /** The period of `schedule` containing `at`, reckoned in `timeZone` (a member's; by default the schedule's own). */
+  containing(schedule: Schedule, at: Date, timeZone = schedule.timeZone): Period {
+    const key = `${schedule.frequency}|${schedule.deliveryHour}|${schedule.deliveryDayOfWeek}|${timeZone}`;
     const time = at.getTime();
     const known = this.periods.get(key);
     if (known && known.start.getTime() <= time && time < known.end.getTime()) return known;
-    const period = periodContaining(schedule, at);
+    const period = periodContaining(timeZone === schedule.timeZone ? schedule : { ...schedule, timeZone }, at);
     if (this.periods.size >= this.maxEntries) this.periods.clear();
     this.periods.set(key, period);
     return period;

@@ -46,11 +46,8 @@ interface PlanBody {
 }
 
 function memberInput<T extends { name?: string | null; timezone?: string | null; quiet_hours?: { start_hour: number; end_hour: number } | null }>(body: T) {
-  return {
-    ...body,
-    timezone: body.timezone,
-    quietHours: body.quiet_hours === undefined ? undefined : body.quiet_hours && { startHour: body.quiet_hours.start_hour, endHour: body.quiet_hours.end_hour },
-  };
+  const { quiet_hours: quiet, ...rest } = body;
+  return { ...rest, quietHours: quiet === undefined ? undefined : quiet && { startHour: quiet.start_hour, endHour: quiet.end_hour } };
 }
 
 function organizationInput(body: { name?: string; timezone?: string; plan?: PlanBody }): OrganizationInput {

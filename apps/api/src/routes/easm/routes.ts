@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ASSET_FIELDS, normalizeAssetSort, parsePaging, validateFilters, type Filters, type RawQuery } from '@notify/core';
+import { ASSET_FIELDS, normalizeAssetSort, parsePaging, type RawQuery } from '@notify/core';
 import { searchAssets, type AssetRecord } from '@notify/db';
 import type { AppDeps } from '../../deps';
+import { normalizedFilters } from '../../plugins/ajv-filters';
 import { apiKeyErrorResponses } from '../../schemas/common';
 import { AssetItem, AssetSearchBody, AssetSearchQuery, AssetSearchResult } from './schemas';
 
@@ -16,12 +17,6 @@ function assetJson(asset: AssetRecord) {
   };
 }
 
-function normalizedFilters(filters: unknown): Filters | null {
-  if (filters === undefined || filters === null) return null;
-  const result = validateFilters(filters, { root: 'filters', fields: ASSET_FIELDS });
-  // The x-asset-filters schema keyword has already refused anything invalid.
-  return result.ok ? result.value : null;
-}
 
 const DESCRIPTION = `Searches the organization's asset inventory: every asset an ingested event named, with its
 type, tags, the scopes (kinds of event) seen on it and when it was first and last seen (the events'
@@ -44,7 +39,7 @@ export const assetSearchRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = a
     },
   }, async (request) => {
     const { page, pageSize } = parsePaging(request.query as RawQuery);
-    const filters = normalizedFilters(request.body.filters);
+    const filters = normalizedFilters(request.body.filters, ASSET_FIELDS);
     const sort = normalizeAssetSort(request.body.sort ?? undefined);
     const { total, assets } = await searchAssets(deps.db, request.principal!.organizationId, { filters, sort, page, pageSize });
     return { page, page_size: pageSize, result_count: total, results: assets.map(assetJson) };

@@ -1,18 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { parseSilenceListQuery, prepareNewSilence, SILENCE_FIELDS, silenceStatus, validateFilters, type Filters, type RawQuery } from '@notify/core';
+import { parseSilenceListQuery, prepareNewSilence, SILENCE_FIELDS, silenceStatus, type RawQuery } from '@notify/core';
 import { createSilence, expireSilence, getSilence, listSilences, type Silence } from '@notify/db';
 import { Type } from 'typebox';
 import type { AppDeps } from '../../deps';
+import { normalizedFilters } from '../../plugins/ajv-filters';
 import { apiKeyErrorResponses, applicationRef, gatewayRef } from '../../schemas/common';
 import { Silence as SilenceSchema, SilenceCreateBody, SilenceIdParams, SilenceList, SilenceListQuery } from './schemas';
 
-/** The filters in their normalized form (every clause present); null stays null for prepareNewSilence to refuse. */
-function normalizedFilters(filters: unknown): Filters | null {
-  if (filters === null || filters === undefined) return null;
-  const result = validateFilters(filters, { root: 'filters', fields: SILENCE_FIELDS });
-  // The x-silence-filters schema keyword has already refused anything invalid.
-  return result.ok ? result.value : null;
-}
 
 function silenceJson(silence: Silence, now: Date) {
   return {
@@ -60,7 +54,7 @@ export const notificationSilenceRoutes: FastifyPluginAsyncTypebox<{ deps: AppDep
   }, async (request, reply) => {
     const at = now();
     const body = request.body as { filters: unknown; rule_ids?: string[] | null; starts_at?: string | null; ends_at: string; comment: string };
-    const silence = await createSilence(db, organizationOf(request.principal), prepareNewSilence({ ...body, filters: normalizedFilters(body.filters) }, at), at);
+    const silence = await createSilence(db, organizationOf(request.principal), prepareNewSilence({ ...body, filters: normalizedFilters(body.filters, SILENCE_FIELDS) }, at), at);
     await changed(silence.organizationId);
     return reply.code(201).send(silenceJson(silence, at));
   });

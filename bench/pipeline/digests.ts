@@ -127,7 +127,7 @@ export async function run(res: Resources): Promise<PartReport> {
   const after = await raw();
   const created = statuses.reduce((sum, row) => sum + row.n, 0);
   const sent = statuses.find((row) => row.status === 'sent')?.n ?? 0;
-  // A flush answers with the deliveries its own deliverPeriod made; when the scheduler's digest job for the
+  // A flush answers with the deliveries its own transaction made; when the scheduler's digest job for the
   // flushed period (due now) gets there first, the e-mail still goes once but the answer says 0.
   const ok = !timedOut && flushedMatches === matches.length && created === rules.length && sent === rules.length && left[0]!.n === 0;
   if (!ok) log(`CHECK FAILED: flushed ${flushedMatches} matches, ${created} deliveries (${sent} sent); ${left[0]!.n} matches still pending`);

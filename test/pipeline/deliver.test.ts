@@ -1,10 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deliverPeriod, flushRule, type PipelineContext } from '@notify/pipeline';
+import { deliverPeriods, flushRule, type PipelineContext } from '@notify/pipeline';
 import { createRedis, Queues } from '@notify/queues';
 import { createTestDatabase, REDIS_URL } from '../support/database';
 
-describe('deliverPeriod: one delivery per member and period, whatever asks twice', () => {
+describe('deliverPeriods: one delivery per member and period, whatever asks twice', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
   let ctx: PipelineContext;
   let redis: ReturnType<typeof createRedis>;
@@ -39,8 +39,8 @@ describe('deliverPeriod: one delivery per member and period, whatever asks twice
   it('creates one delivery per member, and asking again creates nothing', async () => {
     await match('e1');
     await match('e2');
-    expect(await deliverPeriod(ctx, rule, KEY)).toHaveLength(2);
-    expect(await deliverPeriod(ctx, rule, KEY)).toEqual([]);
+    expect(await deliverPeriods(ctx, [{ ruleId: rule, periodKey: KEY }])).toHaveLength(2);
+    expect(await deliverPeriods(ctx, [{ ruleId: rule, periodKey: KEY }])).toEqual([]);
     const rows = await deliveries();
     expect(rows).toHaveLength(2);
     expect(rows.every((row) => row.period_key === KEY && row.event_count === 2)).toBe(true);
@@ -48,18 +48,36 @@ describe('deliverPeriod: one delivery per member and period, whatever asks twice
 
   it('gives matches that arrive after their period was delivered a period of their own', async () => {
     await match('late');
-    expect(await deliverPeriod(ctx, rule, KEY)).toHaveLength(2);
+    expect(await deliverPeriods(ctx, [{ ruleId: rule, periodKey: KEY }])).toHaveLength(2);
     const late = (await deliveries()).filter((row) => row.period_key !== KEY);
     expect(late).toHaveLength(2);
     expect(late[0]!.period_key.startsWith(`${KEY}~`)).toBe(true);
     expect(late.every((row) => row.event_count === 1)).toBe(true);
   });
 
+  it('delivers many periods in one call: a fresh one, a late one, one asked twice, and one of a rule that is gone', async () => {
+    await match('m-fresh', 'k-fresh');
+    await match('m-late'); // KEY was delivered above: this match goes in a late round of its own
+    const created = await deliverPeriods(ctx, [
+      { ruleId: rule, periodKey: 'k-fresh' },
+      { ruleId: rule, periodKey: KEY },
+      { ruleId: rule, periodKey: 'k-fresh' },
+      { ruleId: randomUUID(), periodKey: KEY },
+    ]);
+    expect(created).toHaveLength(4);
+    const rows = (await deliveries()).filter((row) => row.period_key === 'k-fresh' || (row.period_key.startsWith(`${KEY}~`) && row.event_count === 1));
+    expect(rows.filter((row) => row.period_key === 'k-fresh')).toHaveLength(2);
+    const { rows: lateMatch } = await db.pool.query<{ period_key: string; status: string }>(`SELECT period_key, status FROM matches WHERE event_id = 'm-late'`);
+    expect(lateMatch[0]!.status).toBe('delivered');
+    expect(lateMatch[0]!.period_key.startsWith(`${KEY}~`)).toBe(true);
+    expect(await deliverPeriods(ctx, [{ ruleId: rule, periodKey: 'k-fresh' }])).toEqual([]);
+  });
+
   it('drops the matches of a disabled rule', async () => {
     await match('off', 'k-off');
     await db.pool.query('UPDATE notification_rules SET enabled = false WHERE id = $1', [rule]);
     try {
-      expect(await deliverPeriod(ctx, rule, 'k-off')).toEqual([]);
+      expect(await deliverPeriods(ctx, [{ ruleId: rule, periodKey: 'k-off' }])).toEqual([]);
       const { rows } = await db.pool.query(`SELECT status FROM matches WHERE event_id = 'off'`);
       expect(rows).toEqual([{ status: 'dropped' }]);
     } finally {

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMailRenderer, createMailTransport, type MailTransport } from '@notify/mail';
-import { deliverPeriod, sendDelivery, type SendContext } from '@notify/pipeline';
+import { deliverPeriods, sendDelivery, type SendContext } from '@notify/pipeline';
 import { createRedis, Queues } from '@notify/queues';
 import { createTestDatabase, REDIS_URL } from '../support/database';
 import { startRelay, type TcpRelay } from '../support/relay';
@@ -58,7 +58,7 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
     await db.pool.query(`INSERT INTO events (organization_id, id, scope, occurred_at, asset, title, matched_at) VALUES ($1, $2, 'asset_dns_changed', now(), 'a.example', $3, now())`, [org, event, `title ${period}`]);
     await db.pool.query(`INSERT INTO matches (rule_id, organization_id, event_id, event_received_at, period_key, due_at)
        SELECT $1::uuid, $2::uuid, $3::text, received_at, $4::text, now() FROM events WHERE organization_id = $2::uuid AND id = $3::text`, [rule, org, event, period]);
-    const [id] = await deliverPeriod(ctx, rule, period);
+    const [id] = await deliverPeriods(ctx, [{ ruleId: rule, periodKey: period }]);
     return id!;
   }
   const row = async (id: string) =>

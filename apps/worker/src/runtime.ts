@@ -124,7 +124,7 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
     };
   }
   const sendPause = new OutagePause(1000, config.pipeline.sendOutageMaxPauseMs);
-  const processors: ProcessorMap = createProcessors({ pipeline, index, send, sendPause });
+  const processors: ProcessorMap = createProcessors({ pipeline, index, send, sendPause, matchTransactions: config.pipeline.matchConcurrency });
   const checks: Record<string, () => Promise<unknown>> = {};
   const start = <T>(name: string, processor: Processor<T>, concurrency: number, extra: Partial<WorkerOptions> = {}) => {
     // Every line about a job carries its id and queue.
@@ -173,7 +173,8 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
     logger.info('schedule role started');
   }
   if (roles.includes('deliver')) {
-    start(QUEUE_NAMES.deliver, processors.deliver, 4);
+    // Jobs the process holds at once; they share a couple of transactions (the deliver processor).
+    start(QUEUE_NAMES.deliver, processors.deliver, 50);
     logger.info('deliver role started');
   }
   if (roles.includes('send') && transport) {

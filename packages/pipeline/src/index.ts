@@ -1,12 +1,13 @@
 // The pipeline, one folder per stage: ingest → match → (instant | schedule) → deliver → send,
 // reconcile, which rebuilds from PostgreSQL what Redis lost, and retention, which drops old history by the month. Words: packages/core/GLOSSARY.md.
 export type { PipelineContext, PipelineMetrics } from './context';
+export { Batcher } from './batcher';
 export * from './ingest';
 export { RuleIndex, type IndexedRule } from './rules/rule-index';
 export { createRuleChangeAnnouncer, subscribeToRuleChanges, type RuleChange, type RuleChangeAnnouncer } from './rules/rule-changes';
 export { matchEvents, type MatchResult } from './match/match-events';
 export { requestDuePeriods } from './schedule/due-periods';
-export { deliverPeriod, deliverInTransaction } from './deliver/deliver';
+export { deliverPeriods, deliverInTransaction } from './deliver/deliver';
 export { flushRule } from './deliver/flush-rule';
 export { sendDelivery, messageIdFor, EVENTS_PER_MAIL, type SendContext, type SendOutcome } from './send/send-delivery';
 export { retryDelivery } from './send/retry-delivery';

@@ -1,5 +1,5 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import { deliverPeriod, matchEvents, sendDelivery, type OutagePause, type PipelineContext, type RuleIndex, type SendContext } from '@notify/pipeline';
+import { Batcher, deliverPeriods, matchEvents, sendDelivery, type MatchResult, type OutagePause, type PipelineContext, type RuleIndex, type SendContext } from '@notify/pipeline';
 import type { Logger } from '@notify/observability';
 import type { JobCatalog, JobKind } from '@notify/queues';
 
@@ -13,19 +13,47 @@ export interface ProcessorContext {
   pipeline: PipelineContext;
   index: RuleIndex;
   send: SendContext | undefined;
+  /** Match transactions running at once, shared by the match jobs of all scopes (default 2). */
+  matchTransactions?: number;
   /** While the SMTP server is unavailable, the send queue pauses (for every sender) instead of spending retries. */
   sendPause?: OutagePause;
 }
 
+/** The most events one shared match transaction takes (a job's own batch of up to 1,000 goes whole). */
+const MATCH_BATCH_EVENTS = 2000;
+
+/** The most (rule, period) pairs one shared deliver transaction takes. */
+const DELIVER_BATCH_PERIODS = 200;
+
 export function createProcessors(ctx: ProcessorContext): ProcessorMap {
+  // The match jobs a process runs at once (MATCH_CONCURRENCY per scope's queue) share their
+  // transactions: those that come while one runs go together in the next (Batcher), so a burst of
+  // small jobs (single-event requests) costs a few commits rather than one each. At most
+  // `matchTransactions` run at once. Each job answers with the result of the transaction it was in.
+  const matches = new Batcher<ReadonlyArray<readonly [string, string]>, MatchResult>(
+    async (jobs) => {
+      const result = await matchEvents(ctx.pipeline, ctx.index, jobs.flat());
+      return jobs.map(() => result);
+    },
+    { maxBatch: MATCH_BATCH_EVENTS, concurrency: ctx.matchTransactions ?? 2, weight: (events) => events.length },
+  );
+  // The same for deliver jobs: the 09:00 wave's thousands of periods falling due at once are
+  // delivered a few hundred to a transaction. Each job answers with its transaction's deliveries.
+  const periods = new Batcher<{ ruleId: string; periodKey: string }, number>(
+    async (batch) => {
+      const created = await deliverPeriods(ctx.pipeline, batch);
+      return batch.map(() => created.length);
+    },
+    { maxBatch: DELIVER_BATCH_PERIODS, concurrency: 2 },
+  );
   return {
     match: async (job, log) => {
-      const result = await matchEvents(ctx.pipeline, ctx.index, job.data.events);
-      log.debug(result, 'events matched');
+      const result = await matches.submit(job.data.events);
+      log.debug({ ...result, job_events: job.data.events.length }, 'events matched');
       return result;
     },
     deliver: async (job, log) => {
-      const deliveries = (await deliverPeriod(ctx.pipeline, job.data.ruleId, job.data.periodKey)).length;
+      const deliveries = await periods.submit({ ruleId: job.data.ruleId, periodKey: job.data.periodKey });
       log.debug({ rule_id: job.data.ruleId, period_key: job.data.periodKey, deliveries }, 'period delivered');
       return { deliveries };
     },

@@ -39,17 +39,19 @@ const MEMBERS_MATCH = `(m.audience = '' OR m.audience = '@' || c.team_member_id:
   OR (m.audience = c.time_zone AND m.created_at >= COALESCE(c.zone_since, '-infinity')))`;
 
 /**
- * Claims a delivery for sending (pending → sending, attempts + 1) and reads its period's events,
- * in one round trip. A delivery another sender claimed less than `claimTimeoutMs` ago is left to
- * it; an older claim is taken for abandoned (its process died). Returns undefined when nothing
- * was claimed: sent, cancelled or failed already, being sent elsewhere, or unknown.
+ * Claims deliveries for sending (pending → sending, attempts + 1) and reads each one's period's
+ * events, in one round trip for all of them. A delivery another sender claimed less than
+ * `claimTimeoutMs` ago is left to it; an older claim is taken for abandoned (its process died).
+ * Returns the claimed ones by id; one not there was not claimed: sent, cancelled or failed
+ * already, being sent elsewhere, or unknown.
  */
-export async function claimDelivery(db: DatabaseHandle, deliveryId: string, claimTimeoutMs: number, eventLimit: number): Promise<ClaimedDelivery | undefined> {
+export async function claimDeliveries(db: DatabaseHandle, deliveryIds: readonly string[], claimTimeoutMs: number, eventLimit: number): Promise<Map<string, ClaimedDelivery>> {
+  if (!deliveryIds.length) return new Map();
   const { rows } = await poolOf(db).query<ClaimedDelivery>(
     `WITH claimed AS (
        UPDATE deliveries d SET status = 'sending', attempts = d.attempts + 1, updated_at = now()
          FROM notification_rules r, organizations o
-        WHERE d.id = $1 AND r.id = d.rule_id AND o.id = r.organization_id
+        WHERE d.id = ANY($1::uuid[]) AND r.id = d.rule_id AND o.id = r.organization_id
           AND (d.status = 'pending' OR (d.status = 'sending' AND d.updated_at < now() - make_interval(secs => $2::double precision / 1000)))
         RETURNING d.id, d.rule_id, d.team_member_id, d.email, d.period_key, d.attempts, d.first_event_at, r.name AS rule_name, r.scope, r.frequency,
                   o.name AS organization_name, o.timezone, d.test_event, d.time_zone, d.zone_since
@@ -66,7 +68,7 @@ export async function claimDelivery(db: DatabaseHandle, deliveryId: string, clai
               '[]'::json) END AS events,
             (SELECT count(*)::int FROM matches m WHERE m.rule_id = c.rule_id AND m.period_key = c.period_key AND m.status = 'repeat' AND ${MEMBERS_MATCH}) AS repeats
        FROM claimed c LEFT JOIN team_members t ON t.id = c.team_member_id`,
-    [deliveryId, claimTimeoutMs, eventLimit],
+    [deliveryIds, claimTimeoutMs, eventLimit],
   );
-  return rows[0];
+  return new Map(rows.map((row) => [row.id, row]));
 }

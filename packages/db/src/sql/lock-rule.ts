@@ -5,3 +5,16 @@ export async function lockRule(tx: Transaction, ruleId: string): Promise<boolean
   const { rows } = await clientOf(tx).query('SELECT 1 FROM notification_rules WHERE id = $1 FOR UPDATE', [ruleId]);
   return rows.length > 0;
 }
+
+/**
+ * Locks rules' rows for the transaction, in id order (two transactions locking overlapping sets
+ * cannot deadlock on them). Returns the ids of the rules that exist.
+ */
+export async function lockRules(tx: Transaction, ruleIds: readonly string[]): Promise<Set<string>> {
+  if (!ruleIds.length) return new Set();
+  const { rows } = await clientOf(tx).query<{ id: string }>(
+    'SELECT id::text AS id FROM notification_rules WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE',
+    [[...new Set(ruleIds)]],
+  );
+  return new Set(rows.map((row) => row.id));
+}

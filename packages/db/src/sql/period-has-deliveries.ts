@@ -1,7 +1,13 @@
 import { clientOf, type Transaction } from '../client';
 
-/** Whether a rule's period was delivered before (has deliveries under this period key). */
-export async function periodHasDeliveries(tx: Transaction, ruleId: string, periodKey: string): Promise<boolean> {
-  const { rows } = await clientOf(tx).query('SELECT 1 FROM deliveries WHERE rule_id = $1 AND period_key = $2 LIMIT 1', [ruleId, periodKey]);
-  return rows.length > 0;
+/** Of rules' periods, those delivered before (with deliveries under their period key), as `rule id|period key`. */
+export async function periodsWithDeliveries(tx: Transaction, periods: ReadonlyArray<{ ruleId: string; periodKey: string }>): Promise<Set<string>> {
+  if (!periods.length) return new Set();
+  const { rows } = await clientOf(tx).query<{ key: string }>(
+    `SELECT p.rule_id::text || '|' || p.period_key AS key
+       FROM unnest($1::uuid[], $2::text[]) AS p(rule_id, period_key)
+      WHERE EXISTS (SELECT 1 FROM deliveries d WHERE d.rule_id = p.rule_id AND d.period_key = p.period_key)`,
+    [periods.map((period) => period.ruleId), periods.map((period) => period.periodKey)],
+  );
+  return new Set(rows.map((row) => row.key));
 }

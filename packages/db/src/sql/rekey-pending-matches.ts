@@ -1,6 +1,12 @@
 import { clientOf, type Transaction } from '../client';
 
-/** Moves a rule's pending matches of one period to another period key (their due time unchanged). */
-export async function rekeyPendingMatches(tx: Transaction, ruleId: string, fromKey: string, toKey: string): Promise<void> {
-  await clientOf(tx).query(`UPDATE matches SET period_key = $3 WHERE rule_id = $1 AND period_key = $2 AND status = 'pending'`, [ruleId, fromKey, toKey]);
+/** Moves rules' pending matches of a period to another period key each (their due times unchanged): one statement for all. */
+export async function rekeyPendingMatches(tx: Transaction, moves: ReadonlyArray<{ ruleId: string; fromKey: string; toKey: string }>): Promise<void> {
+  if (!moves.length) return;
+  await clientOf(tx).query(
+    `UPDATE matches m SET period_key = v.to_key
+       FROM unnest($1::uuid[], $2::text[], $3::text[]) AS v(rule_id, from_key, to_key)
+      WHERE m.rule_id = v.rule_id AND m.period_key = v.from_key AND m.status = 'pending'`,
+    [moves.map((move) => move.ruleId), moves.map((move) => move.fromKey), moves.map((move) => move.toKey)],
+  );
 }

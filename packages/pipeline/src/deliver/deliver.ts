@@ -1,5 +1,5 @@
 import { periodKeys } from '@notify/core';
-import { createDeliveries, lockRule, periodHasDeliveries, rekeyPendingMatches, withTransaction, type Transaction } from '@notify/db';
+import { createDeliveries, lockRules, periodsWithDeliveries, rekeyPendingMatches, withTransaction, type Transaction } from '@notify/db';
 import type { PipelineContext } from '../context';
 
 /**
@@ -23,21 +23,26 @@ export function deliverInTransaction(tx: Transaction, periods: ReadonlyArray<{ r
 }
 
 /**
- * The deliver job: delivers a rule's pending matches of one period and asks for the deliveries
- * to be sent. Runs in one transaction with the rule's row locked, so concurrent deliver jobs of
- * a rule serialize. A period that already has deliveries (matches that arrived late) gets a
- * late-round period key of its own instead of a second e-mail under the same one.
+ * The deliver job: delivers rules' pending matches of their periods and asks for the deliveries
+ * to be sent, for any number of (rule, period) pairs in one transaction (the deliver jobs a
+ * process runs at once share theirs, see the deliver processor). The rules' rows are locked, so
+ * work on a rule serializes with concurrent deliver jobs, flushes and matches. A period that already has
+ * deliveries (matches that arrived late) gets a late-round period key of its own instead of a
+ * second e-mail under the same one. Pairs of rules that no longer exist deliver nothing.
  * Returns the ids of the deliveries it created.
  */
-export async function deliverPeriod(ctx: PipelineContext, ruleId: string, periodKey: string): Promise<string[]> {
+export async function deliverPeriods(ctx: PipelineContext, periods: ReadonlyArray<{ ruleId: string; periodKey: string }>): Promise<string[]> {
+  const unique = [...new Map(periods.map((period) => [`${period.ruleId}|${period.periodKey}`, period])).values()];
+  if (!unique.length) return [];
   const created = await withTransaction(ctx.db, async (tx) => {
-    if (!(await lockRule(tx, ruleId))) return [];
-    let key = periodKey;
-    if (await periodHasDeliveries(tx, ruleId, periodKey)) {
-      key = periodKeys.lateRound(periodKey);
-      await rekeyPendingMatches(tx, ruleId, periodKey, key);
-    }
-    return deliverInTransaction(tx, [{ ruleId, periodKey: key }], ctx.now());
+    const rules = await lockRules(tx, unique.map((period) => period.ruleId));
+    const wanted = unique.filter((period) => rules.has(period.ruleId));
+    const delivered = await periodsWithDeliveries(tx, wanted);
+    const keyed = wanted.map((period) =>
+      delivered.has(`${period.ruleId}|${period.periodKey}`) ? { ...period, lateKey: periodKeys.lateRound(period.periodKey) } : period,
+    );
+    await rekeyPendingMatches(tx, keyed.flatMap((period) => ('lateKey' in period ? [{ ruleId: period.ruleId, fromKey: period.periodKey, toKey: period.lateKey }] : [])));
+    return deliverInTransaction(tx, keyed.map((period) => ({ ruleId: period.ruleId, periodKey: 'lateKey' in period ? period.lateKey : period.periodKey })), ctx.now());
   });
   // If this fails the deliveries wait as pending; the reconciler asks again.
   await ctx.queues.requestSend(created);

@@ -74,9 +74,9 @@ async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
  * Stores events that passed ingest validation (the HTTP route's or createEventPublisher's) and
  * asks the match stage for the new ones.
  *
- * All or nothing, and durable before anything else: an unknown organization is a
- * ValidationFailed that stores nothing; otherwise every event is written by one statement
- * (storeEvents, which also records their assets) that commits on its own. An event whose
+ * All or nothing, and durable before anything else: every event is written by one statement
+ * (storeEvents, which also records their assets) that commits on its own; an unknown
+ * organization fails it, and the call is a ValidationFailed that stored nothing. An event whose
  * (organization_id, id) is already stored is left as it is and counted in `duplicates`, as are
  * repeats within the batch (the first one counts).
  *
@@ -88,18 +88,17 @@ export async function ingestEvents(ctx: IngestContext, events: readonly Incoming
   if (events.length === 0) return { accepted: 0, duplicates: 0 };
   const shape = options.shape ?? 'batch';
 
-  const unknown = await unknownOrganizations(ctx.db, events);
-  if (unknown.length) throw unknownOrganizationError(events, unknown, shape);
-
   const unique = collapseDuplicateEvents(events);
   let inserted: StoredEvent[];
   try {
     inserted = await storeEvents(ctx.db, unique);
   } catch (error) {
-    // An organization deleted between the check and the insert: the insert stored nothing.
+    // An unknown organization fails the insert (its foreign key), which stored nothing: only then
+    // are the organizations looked up, to name the events at fault. A check before every insert
+    // would cost each request a round trip for what is almost never the case.
     if (isForeignKeyViolation(error)) {
-      const gone = await unknownOrganizations(ctx.db, events);
-      if (gone.length) throw unknownOrganizationError(events, gone, shape);
+      const unknown = await unknownOrganizations(ctx.db, events);
+      if (unknown.length) throw unknownOrganizationError(events, unknown, shape);
     }
     throw error;
   }

@@ -1,6 +1,7 @@
 import { unsubscribeToken, type EventDetails } from '@notify/core';
-import { cancelDelivery, claimDelivery, markBouncing, markDeliverySent, suppressDelivery, postponeDelivery, recordFailedAttempt, releaseDelivery, type ClaimedDelivery, type DeliveryEvent } from '@notify/db';
+import { cancelDelivery, claimDeliveries, markBouncing, markDeliveriesSent, suppressDelivery, postponeDelivery, recordFailedAttempt, releaseDelivery, type ClaimedDelivery, type DeliveryEvent } from '@notify/db';
 import { classifySendError, isServerUnavailable, recipientBounce, type RenderedMail, type MailRenderer, type MailTransport } from '@notify/mail';
+import { Batcher } from '../batcher';
 import type { PipelineContext } from '../context';
 
 export interface SendContext extends PipelineContext {
@@ -46,6 +47,42 @@ async function untilRecorded(record: () => Promise<unknown>, patienceMs = RECORD
       await new Promise((resolve) => setTimeout(resolve, waitMs));
     }
   }
+}
+
+/**
+ * The claims and "sent" records of a sender's concurrent sends, each batch in one statement
+ * (see Batcher): with MAIL_CONCURRENCY e-mails in flight, up to that many claims share a round
+ * trip to PostgreSQL. One pair per send context (a process's send role).
+ */
+interface SendBatches {
+  claims: Batcher<string, ClaimedDelivery | undefined>;
+  sent: Batcher<{ deliveryId: string; messageId: string }, null>;
+}
+
+const MAX_BATCH = 50;
+const batchesOf = new WeakMap<SendContext, SendBatches>();
+
+function sendBatches(ctx: SendContext): SendBatches {
+  const known = batchesOf.get(ctx);
+  if (known) return known;
+  const claimTimeoutMs = ctx.claimTimeoutMs ?? 30_000;
+  const batches: SendBatches = {
+    claims: new Batcher(async (ids) => {
+      const claimed = await claimDeliveries(ctx.db, ids, claimTimeoutMs, EVENTS_PER_MAIL);
+      // A delivery asked for twice in one batch is claimed once: the second asker sees it taken, as it would alone.
+      return ids.map((id) => {
+        const delivery = claimed.get(id);
+        claimed.delete(id);
+        return delivery;
+      });
+    }, { maxBatch: MAX_BATCH, concurrency: 2 }),
+    sent: new Batcher(async (rows) => {
+      await markDeliveriesSent(ctx.db, rows);
+      return rows.map(() => null);
+    }, { maxBatch: MAX_BATCH, concurrency: 2 }),
+  };
+  batchesOf.set(ctx, batches);
+  return batches;
 }
 
 /** The page where a member opts out of a rule. */
@@ -104,8 +141,10 @@ export function messageIdFor(deliveryId: string, domain: string): string {
  */
 export async function sendDelivery(ctx: SendContext, deliveryId: string, options: { finalAttempt?: boolean } = {}): Promise<SendOutcome> {
   const { db } = ctx;
-  // One round trip: the claim and, for the claimed delivery only, its period's events.
-  const delivery = await claimDelivery(db, deliveryId, ctx.claimTimeoutMs ?? 30_000, EVENTS_PER_MAIL);
+  // One round trip, shared with the sender's other claims of the moment: the claim and, for the
+  // claimed delivery only, its period's events.
+  const batches = sendBatches(ctx);
+  const delivery = await batches.claims.submit(deliveryId);
   // A delivery still being sent elsewhere is skipped too: should that process have died, the
   // reconciler asks again once the claim is old enough to be taken for abandoned.
   if (!delivery) return { status: 'skipped', reason: 'already sent, cancelled or failed, being sent by another sender, or unknown' };
@@ -156,7 +195,7 @@ export async function sendDelivery(ctx: SendContext, deliveryId: string, options
   }
   // The server has the e-mail: from here on, failing to record it would send it twice. A database
   // that is away (a restart) is waited for, holding the job (its lock is renewed meanwhile).
-  await untilRecorded(() => markDeliverySent(db, deliveryId, messageId));
+  await untilRecorded(() => batches.sent.submit({ deliveryId, messageId }));
   // Wall-clock time, not ctx.now(): latency is what a recipient waits, whatever the schedule's clock says.
   ctx.metrics?.mailSent(delivery.frequency, delivery.first_event_at ? acceptedAt - delivery.first_event_at.getTime() : null);
   return { status: 'sent', messageId };

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { Batcher } from './batcher';
+
+/** A batch function that records the batches it was given and waits for the test to end each. */
+function recording<I>() {
+  const batches: I[][] = [];
+  const ends: Array<() => void> = [];
+  const run = async (items: I[]) => {
+    batches.push(items);
+    await new Promise<void>((resolve) => ends.push(resolve));
+    return items.map((item) => `done ${String(item)}`);
+  };
+  return { batches, ends, run };
+}
+
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('Batcher', () => {
+  it('runs a lone call at once, and gathers the calls made while a batch runs into the next', async () => {
+    const { batches, ends, run } = recording<number>();
+    const batcher = new Batcher(run, { maxBatch: 10, concurrency: 1 });
+    const first = batcher.submit(1);
+    await turn();
+    expect(batches).toEqual([[1]]);
+    const later = [2, 3, 4].map((n) => batcher.submit(n));
+    await turn();
+    expect(batches).toEqual([[1]]);
+    expect(batcher.waiting).toBe(3);
+    ends[0]!();
+    await expect(first).resolves.toBe('done 1');
+    await turn();
+    expect(batches).toEqual([[1], [2, 3, 4]]);
+    ends[1]!();
+    await expect(Promise.all(later)).resolves.toEqual(['done 2', 'done 3', 'done 4']);
+  });
+
+  it('bounds a batch by the weight of its items, and runs up to `concurrency` batches at once', async () => {
+    const { batches, ends, run } = recording<number>();
+    const batcher = new Batcher(run, { maxBatch: 5, concurrency: 2, weight: (n) => n });
+    const all = [3, 2, 4, 9, 1].map((n) => batcher.submit(n));
+    await turn();
+    // 3+2 fill the first batch, 4 starts the second; 9 is heavier than a batch and waits to go alone.
+    expect(batches).toEqual([[3, 2], [4]]);
+    ends[0]!();
+    await turn();
+    expect(batches).toEqual([[3, 2], [4], [9]]);
+    ends[1]!();
+    await turn();
+    expect(batches).toEqual([[3, 2], [4], [9], [1]]);
+    ends[2]!();
+    ends[3]!();
+    await expect(Promise.all(all)).resolves.toEqual(['done 3', 'done 2', 'done 4', 'done 9', 'done 1']);
+  });
+
+  it('tries a failed batch one call at a time, so only the bad call fails', async () => {
+    const seen: number[][] = [];
+    const batcher = new Batcher<number, number>(
+      async (items) => {
+        seen.push(items);
+        if (items.includes(13)) throw new Error('unlucky');
+        return items.map((n) => n * 2);
+      },
+      { maxBatch: 10, concurrency: 1 },
+    );
+    const results = await Promise.allSettled([1, 13, 2].map((n) => batcher.submit(n)));
+    expect(results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual([2, 'unlucky', 4]);
+    expect(seen).toEqual([[1, 13, 2], [1], [13], [2]]);
+  });
+
+  it('fails the calls of a batch that gives the wrong number of results, one by one', async () => {
+    const batcher = new Batcher<number, number>(async (items) => (items.length > 1 ? [1] : items), { maxBatch: 10, concurrency: 1 });
+    await expect(Promise.all([5, 6].map((n) => batcher.submit(n)))).resolves.toEqual([5, 6]);
+  });
+});

@@ -7,6 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { mulberry32, numberFromEnv, pooled, round } from '../support/common';
 import type { Frequency } from '../support/notify';
 import { ADMIN_TOKEN, newSchema, postJson, processEnv, stopChild } from '../support/pipeline';
+import { MAIL_CONCURRENCY, rawMailRate, SMTP_MAX_CONNECTIONS } from '../support/mail-baseline';
 import { Resources, startSink } from '../support/processes';
 import { log, ratioMeasure, seconds, type PartReport } from '../support/report';
 import { digestSchedule, insertEvents, insertMembers, insertOrganizations, insertPendingMatches, insertRules, organizations, randomScope, wireEvent, type MatchSeed, type MemberSeed, type RuleSeed, type WireEvent } from '../support/seed';
@@ -14,9 +15,6 @@ import { digestSchedule, insertEvents, insertMembers, insertOrganizations, inser
 const DIGEST_RULES = numberFromEnv('BENCH_DIGEST_RULES', 5000);
 const DIGEST_MATCHES = numberFromEnv('BENCH_DIGEST_MATCHES', 100_000);
 const FLUSH_CONCURRENCY = numberFromEnv('BENCH_FLUSH_CONCURRENCY', 10);
-/** The defaults of SMTP_MAX_CONNECTIONS and MAIL_CONCURRENCY, which the baseline uses too. */
-const SMTP_MAX_CONNECTIONS = 5;
-const MAIL_CONCURRENCY = 10;
 
 export async function run(res: Resources): Promise<PartReport> {
   const { schema, db } = await newSchema(res);
@@ -66,31 +64,7 @@ export async function run(res: Resources): Promise<PartReport> {
   const sink = await startSink();
   res.onRelease(() => sink.close());
 
-  const raw = async (): Promise<number> => {
-    const child = await res.child('mail-baseline', {
-      BENCH_CHILD_MODE: 'mail',
-      SMTP_URL: sink.url,
-      SMTP_MAX_CONNECTIONS: String(SMTP_MAX_CONNECTIONS),
-      BENCH_MAIL_COUNT: String(rules.length),
-      BENCH_MAIL_CONCURRENCY: String(MAIL_CONCURRENCY),
-      BENCH_MAIL_EVENTS: String(perRule),
-    });
-    try {
-      sink.reset();
-      const accepted = sink.waitFor(rules.length, 300_000);
-      const done = child.next('done', { timeoutMs: 300_000 });
-      const start = performance.now();
-      child.send({ type: 'go' });
-      const end = await accepted;
-      const result = await done;
-      if (result.failed) throw new Error(`the nodemailer baseline failed ${result.failed} messages: ${result.firstError}`);
-      const rate = rules.length / ((end - start) / 1000);
-      log(`raw nodemailer pool: ${round(rate)} e-mails/s (${seconds(end - start)})`);
-      return rate;
-    } finally {
-      await stopChild(res, child);
-    }
-  };
+  const raw = () => rawMailRate(res, sink, rules.length, perRule);
 
   const before = await raw();
   const prefix = res.prefix();

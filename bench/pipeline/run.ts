@@ -11,6 +11,9 @@
 //                  every event the first match of its own instant rule (server: all roles)
 //   4. digests     5,000 rule flushes of 100,000 pending matches → 5,000 e-mails accepted
 //                  vs nodemailer's pooled transport sending 5,000 similar messages
+//   4b. wave      20,000 daily digests (one member, 5 events each) falling due at once → 20,000
+//                  e-mails accepted, with CPU seconds per 1,000 e-mails of ours, PostgreSQL, Redis
+//                  vs nodemailer's pooled transport sending 20,000 similar messages
 //   5. retention   a month of history (1,000,000 events and their matches) dropped by the
 //                  partition, as the schedule role does it
 //                  vs a DELETE of another month of the same size
@@ -25,7 +28,7 @@
 // One file per part in bench/pipeline/, the helpers they share in bench/support/. Run some parts
 // only with `npm run bench:pipeline -- matching` (or `-- ingest,instant`, or BENCH_PARTS).
 //
-// Environment (all optional): BENCH_PARTS (ingest,matching,instant,digests,retention,preview), BENCH_CPU_PROF=<dir>
+// Environment (all optional): BENCH_PARTS (ingest,matching,instant,digests,wave,retention,preview), BENCH_CPU_PROF=<dir>
 // (children run with --cpu-prof), BENCH_LOG_LEVEL (children's LOG_LEVEL, default warn),
 // BENCH_STRICT=1 (exit 1 when a target is missed), and the sizes at the top of each part.
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -42,6 +45,7 @@ import * as instant from './instant';
 import * as matching from './matching';
 import * as preview from './preview';
 import * as retention from './retention';
+import * as wave from './wave';
 
 /** All parts: pipeline.json; some: pipeline-<parts>.json, so a partial run keeps the full run's figures. */
 function resultsFile(parts: readonly string[]): string {
@@ -54,6 +58,7 @@ const PARTS = {
   matching: { title: '2. matching', run: matching.run },
   instant: { title: '3. instant latency', run: instant.run },
   digests: { title: '4. digests', run: digests.run },
+  wave: { title: '4b. the 09:00 wave', run: wave.run },
   retention: { title: '5. retention', run: retention.run },
   preview: { title: '6. rule preview', run: preview.run },
 } as const;

@@ -50,15 +50,23 @@ export interface MailTransport {
 }
 
 /**
- * The nodemailer message of a mail: these fields and nothing else (no attachments, no file or URL
- * access). Quoted-printable is named rather than left to nodemailer to pick: picking scans every
- * part first, which took two thirds of the CPU of sending a 70 KiB digest (measured: 450 messages/s
- * left to pick, 1,330 named); quoted-printable rather than base64, which spam filters mark down for
- * text that is mostly ASCII.
+ * A body part as nodemailer takes it: UTF-8 bytes, quoted-printable. Named rather than left to
+ * nodemailer to pick: picking scans every part first, which took two thirds of the CPU of sending a
+ * 70 KiB digest (measured: 450 messages/s left to pick, 1,330 named); quoted-printable rather than
+ * base64, which spam filters mark down for text that is mostly ASCII. Bytes with the encoding named
+ * on the part rather than a string: nodemailer scans a string part for 8-bit characters even when
+ * the encoding is named (10% of our CPU in a profile of the 09:00 wave, most of it flattening the
+ * freshly rendered body), and turns it into bytes anyway (measured: 2.5 -> 2.4 ms of CPU to render
+ * and compose a 20-event digest).
  */
+function bodyPart(content: string) {
+  return { content: Buffer.from(content, 'utf8'), contentTransferEncoding: 'quoted-printable' as const };
+}
+
+/** The nodemailer message of a mail: these fields and nothing else (no attachments, no file or URL access). */
 export function messageOptions(mail: OutgoingMail) {
   return {
-    from: mail.from, to: mail.to, subject: mail.subject, html: mail.html, text: mail.text, messageId: mail.messageId,
+    from: mail.from, to: mail.to, subject: mail.subject, html: bodyPart(mail.html), text: bodyPart(mail.text), messageId: mail.messageId,
     headers: mailHeaders(mail), textEncoding: 'quoted-printable' as const,
   };
 }

@@ -1,0 +1,111 @@
+// Part 5 of `npm run bench:pipeline` (bench/pipeline/run.ts): the 09:00 wave. 20,000 daily rules
+// (one member each, 5 pending matches each) fall due at the same moment; the scheduler's next
+// tick asks for every period, and the deliver and send roles turn them into 20,000 e-mails:
+// e-mails/s from the moment they fall due to the last accept, vs nodemailer's pooled transport
+// sending 20,000 pre-rendered digests of 5 events to the same sink. CPU seconds per 1,000
+// e-mails of our process, PostgreSQL and Redis beside it.
+
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { mulberry32, numberFromEnv, round } from '../support/common';
+import { MAIL_CONCURRENCY, rawMailRate, SMTP_MAX_CONNECTIONS } from '../support/mail-baseline';
+import { newSchema, processEnv, stopChild } from '../support/pipeline';
+import { cpuSeconds, cpuSecondsOf } from '../support/proc';
+import { Resources, startSink } from '../support/processes';
+import { log, ratioMeasure, seconds, type PartReport } from '../support/report';
+import { digestSchedule, insertEvents, insertMembers, insertOrganizations, insertPendingMatches, insertRules, organizations, randomScope, wireEvent, type MatchSeed, type MemberSeed, type RuleSeed, type WireEvent } from '../support/seed';
+
+const WAVE_RULES = numberFromEnv('BENCH_WAVE_RULES', 20_000);
+const WAVE_EVENTS = numberFromEnv('BENCH_WAVE_EVENTS', 5);
+
+export async function run(res: Resources): Promise<PartReport> {
+  const { schema, db } = await newSchema(res);
+  const random = mulberry32(5);
+  const orgCount = Math.max(1, Math.round(WAVE_RULES / 50));
+  const seedStart = performance.now();
+  const orgs = organizations(orgCount, random, 'Wave');
+  const members: MemberSeed[] = [];
+  const rules: RuleSeed[] = [];
+  const events: WireEvent[] = [];
+  const matches: MatchSeed[] = [];
+  // Not due until the server is up: then one statement makes every period due at once.
+  const later = new Date(Date.now() + 7 * 24 * 3600 * 1000);
+  for (let k = 0; k < WAVE_RULES; k++) {
+    const o = k % orgCount;
+    const org = orgs[o]!;
+    const member = { id: randomUUID(), organizationId: org.id, email: `w${k}@wave.bench.example.com` };
+    const scope = randomScope(random);
+    const rule: RuleSeed = {
+      id: randomUUID(), organizationId: org.id, name: `Daily ${k}`, scope, strategy: null, frequency: 'daily',
+      ...digestSchedule('daily', random), enabled: true, memberIds: [member.id],
+    };
+    members.push(member);
+    rules.push(rule);
+    for (let e = 0; e < WAVE_EVENTS; e++) {
+      const event = wireEvent(random, `w-${k}-${e}`, org.id, scope, o);
+      events.push(event);
+      matches.push({ ruleId: rule.id, organizationId: org.id, eventId: event.id, periodKey: '20261125T090000Z', dueAt: later });
+    }
+  }
+  await insertOrganizations(db.pool, orgs);
+  await insertMembers(db.pool, members);
+  await insertRules(db.pool, rules);
+  await insertEvents(db.pool, events, new Date());
+  await insertPendingMatches(db.pool, matches);
+  await db.pool.query('ANALYZE organizations, team_members, notification_rules, notification_rule_members, events, matches');
+  log(`seeded ${rules.length} daily rules (1 member each), ${matches.length} pending matches in ${seconds(performance.now() - seedStart)}`);
+
+  const sink = await startSink();
+  res.onRelease(() => sink.close());
+  const raw = () => rawMailRate(res, sink, rules.length, WAVE_EVENTS);
+
+  const before = await raw();
+  const server = await res.child('wave-all-roles', processEnv(schema, res.prefix(), { SMTP_URL: sink.url }));
+  sink.reset();
+  const connectionsBefore = sink.connections;
+  const accepted = sink.waitFor(rules.length, 900_000);
+  const cpuBefore = { node: await cpuSeconds(server.pid), postgres: await cpuSecondsOf('postgres'), redis: await cpuSecondsOf('redis-server') };
+  const start = performance.now();
+  await db.pool.query(`UPDATE matches SET due_at = now() - interval '1 second' WHERE status = 'pending'`);
+  let timedOut = false;
+  const end = await accepted.catch((error: Error) => {
+    timedOut = true;
+    log(error.message);
+    return performance.now();
+  });
+  const cpuAfter = { node: await cpuSeconds(server.pid), postgres: await cpuSecondsOf('postgres'), redis: await cpuSecondsOf('redis-server') };
+  const elapsed = end - start;
+  const rate = sink.accepted / (elapsed / 1000);
+  const perThousand = (seconds: number) => round((seconds / Math.max(1, sink.accepted)) * 1000, 2);
+  const cpu = {
+    node: perThousand(cpuAfter.node - cpuBefore.node),
+    postgres: perThousand(cpuAfter.postgres - cpuBefore.postgres),
+    redis: perThousand(cpuAfter.redis - cpuBefore.redis),
+  };
+  log(`due → e-mails: ${round(rate)} e-mails/s (${seconds(elapsed)}); CPU s per 1,000 e-mails: ours ${cpu.node}, PostgreSQL ${cpu.postgres}, Redis ${cpu.redis}`);
+  const connections = sink.connections - connectionsBefore;
+  await stopChild(res, server);
+  const { rows: statuses } = await db.pool.query<{ status: string; n: number }>('SELECT status::text, count(*)::int AS n FROM deliveries GROUP BY 1');
+  const { rows: left } = await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM matches WHERE status = 'pending'`);
+
+  const after = await raw();
+  const created = statuses.reduce((sum, row) => sum + row.n, 0);
+  const sent = statuses.find((row) => row.status === 'sent')?.n ?? 0;
+  const ok = !timedOut && created === rules.length && sent === rules.length && left[0]!.n === 0;
+  if (!ok) log(`CHECK FAILED: ${created} deliveries (${sent} sent); ${left[0]!.n} matches still pending`);
+  return {
+    measures: { wave: ratioMeasure('09:00 wave (due → accept)', 'e-mails/s', rate, [before, after], 0.8, ok) },
+    details: {
+      rules: rules.length,
+      events_per_email: WAVE_EVENTS,
+      seconds: round(elapsed / 1000, 3),
+      cpu_seconds_per_1000_emails: cpu,
+      deliveries_by_status: Object.fromEntries(statuses.map((row) => [row.status, row.n])),
+      pending_matches_after: left[0]!.n,
+      smtp_connections_opened: connections,
+      server: `child process, all roles, defaults: MAIL_CONCURRENCY ${MAIL_CONCURRENCY}, SMTP_MAX_CONNECTIONS ${SMTP_MAX_CONNECTIONS}, DATABASE_POOL_SIZE 10, SCHEDULE_TICK_MS default`,
+      measured_from: 'the statement that makes every seeded period due (the server up and idle) to the last accept; includes up to one scheduler tick',
+      baseline: `nodemailer pooled transport in a child process (maxConnections ${SMTP_MAX_CONNECTIONS}), ${rules.length} copies of one digest of ${WAVE_EVENTS} events rendered once, ${MAIL_CONCURRENCY} in flight`,
+    },
+  };
+}

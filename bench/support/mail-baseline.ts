@@ -1,0 +1,40 @@
+// The raw baseline of the e-mail parts (digests, wave): nodemailer's pooled transport in a child
+// process (bench/support/pipeline-child.ts, mode `mail`) sending `count` copies of one digest of
+// `events` events, rendered once, to the sink: the transport alone, from "go" to the last accept.
+
+import { performance } from 'node:perf_hooks';
+import { round } from './common';
+import { stopChild } from './pipeline';
+import type { Resources, Sink } from './processes';
+import { log, seconds } from './report';
+
+/** The defaults of SMTP_MAX_CONNECTIONS and MAIL_CONCURRENCY, which the baseline uses too. */
+export const SMTP_MAX_CONNECTIONS = 5;
+export const MAIL_CONCURRENCY = 10;
+
+/** E-mails/s of the raw transport. */
+export async function rawMailRate(res: Resources, sink: Sink, count: number, events: number): Promise<number> {
+  const child = await res.child('mail-baseline', {
+    BENCH_CHILD_MODE: 'mail',
+    SMTP_URL: sink.url,
+    SMTP_MAX_CONNECTIONS: String(SMTP_MAX_CONNECTIONS),
+    BENCH_MAIL_COUNT: String(count),
+    BENCH_MAIL_CONCURRENCY: String(MAIL_CONCURRENCY),
+    BENCH_MAIL_EVENTS: String(events),
+  });
+  try {
+    sink.reset();
+    const accepted = sink.waitFor(count, 600_000);
+    const done = child.next('done', { timeoutMs: 600_000 });
+    const start = performance.now();
+    child.send({ type: 'go' });
+    const end = await accepted;
+    const result = await done;
+    if (result.failed) throw new Error(`the nodemailer baseline failed ${result.failed} messages: ${result.firstError}`);
+    const rate = count / ((end - start) / 1000);
+    log(`raw nodemailer pool: ${round(rate)} e-mails/s (${seconds(end - start)})`);
+    return rate;
+  } finally {
+    await stopChild(res, child);
+  }
+}

@@ -291,7 +291,7 @@ describe('operator browser sessions: login, queue dashboard, console', () => {
     });
     await failed;
     connection.disconnect();
-    const jobId = jobIds.send({ deliveryId });
+    const jobId = jobIds.send({ deliveryIds: [deliveryId] });
 
     const listed = await t.app.inject({ url: `/admin/queues/api/queues?activeQueue=${QUEUE_NAMES.send}&status=failed&page=1&jobsPerPage=10`, headers: { cookie } });
     const mailQueue = (listed.json().queues as Array<{ name: string; jobs: Array<{ id: string; failedReason: string }> }>).find((queue) => queue.name === QUEUE_NAMES.send)!;

@@ -244,13 +244,15 @@ describe.skipIf(!HAS_CHROMIUM)('operator pages in a real browser', { timeout: 60
     expect(problems).toEqual([]);
   });
 
-  it('retries the other failed send job on the dashboard, and its e-mail goes out', async () => {
+  it('retries the failed send job on the dashboard: the e-mail still owed goes out', async () => {
     const { email, id } = failed[1]!;
     refused.delete(email);
     await page.getByRole('link', { name: 'Queue dashboard' }).click();
     await page.waitForURL(`${base}/admin/queues`);
     await page.goto(`${base}/admin/queues/queue/send?status=failed`);
-    await page.getByText(`send.${id}`).waitFor();
+    // The rule's two e-mails went in one send job (send.<first delivery>.2); the first of them was
+    // retried and sent from the console above, and the job's retry sends only the other.
+    await page.getByText(/^send\.[0-9a-f-]{36}\.2$/).waitFor();
     await page.getByRole('button', { name: 'Retry all' }).click();
     await page.getByRole('alertdialog').getByRole('button', { name: 'Confirm' }).click();
     await waitFor('the e-mail retried from the dashboard', async () => (smtp.received.some((mail) => mail.to.includes(email)) ? true : undefined));

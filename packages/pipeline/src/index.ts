@@ -2,6 +2,7 @@
 // reconcile, which rebuilds from PostgreSQL what Redis lost, and retention, which drops old history by the month. Words: packages/core/GLOSSARY.md.
 export type { PipelineContext, PipelineMetrics } from './context';
 export { Batcher } from './batcher';
+export { Slots } from './slots';
 export * from './ingest';
 export { RuleIndex, type IndexedRule } from './rules/rule-index';
 export { createRuleChangeAnnouncer, subscribeToRuleChanges, type RuleChange, type RuleChangeAnnouncer } from './rules/rule-changes';

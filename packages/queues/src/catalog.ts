@@ -21,9 +21,21 @@ export interface DeliverJob {
   periodKey: string;
 }
 
-/** Send one delivery's e-mail. */
+/**
+ * Send deliveries' e-mails: those made together (a period's members, an instant burst's rules),
+ * up to SEND_BATCH, so a job's cost in Redis is shared; each delivery is still claimed, sent and
+ * recorded on its own, and a retried job sends only those still owed.
+ */
 export interface SendJob {
-  deliveryId: string;
+  deliveryIds: string[];
+}
+
+/** The most deliveries one send job carries. */
+export const SEND_BATCH = 20;
+
+/** The deliveries of a send job; a job queued before jobs carried batches names one, as `deliveryId`. */
+export function sendJobDeliveries(job: SendJob | { deliveryId: string }): string[] {
+  return 'deliveryIds' in job ? job.deliveryIds : [job.deliveryId];
 }
 
 export interface JobCatalog {
@@ -64,7 +76,8 @@ export function allQueueNames(): string[] {
 /** Deterministic ids: the same work asked for twice is one job (conventions §9). */
 export const jobIds = {
   deliver: (job: DeliverJob) => `deliver.${job.ruleId}.${job.periodKey}`,
-  send: (job: SendJob) => `send.${job.deliveryId}`,
+  /** A job of one delivery is known by it (the reconciler and retries ask for one at a time); a batch by its first and size. */
+  send: (job: SendJob) => (job.deliveryIds.length === 1 ? `send.${job.deliveryIds[0]}` : `send.${job.deliveryIds[0]}.${job.deliveryIds.length}`),
 };
 
 const keep = { removeOnComplete: { age: 3600, count: 1000 }, removeOnFail: { age: 7 * 24 * 3600 } };

@@ -1,6 +1,6 @@
 import { Queue, type ConnectionOptions } from 'bullmq';
 import { SCOPES, type Scope } from '@notify/core';
-import { jobIds, jobPolicies, matchQueueName, queueKeyPrefix, QUEUE_NAMES, type DeliverJob, type MatchJob, type SendJob } from './catalog';
+import { jobIds, jobPolicies, matchQueueName, queueKeyPrefix, QUEUE_NAMES, SEND_BATCH, type DeliverJob, type MatchJob, type SendJob } from './catalog';
 
 export interface QueueOptions {
   connection: ConnectionOptions;
@@ -71,11 +71,18 @@ export class Queues {
     await this.deliver.addBulk(periods.map((data) => ({ name: 'deliver', data, opts: { jobId: jobIds.deliver(data), ...(delayMs > 0 && { delay: delayMs }) } })));
   }
 
-  /** Asks for each delivery to be sent once; `replaceFinished` as for requestDeliver. */
+  /**
+   * Asks for each delivery to be sent once, SEND_BATCH to a job (deliveries asked for together
+   * were made together). With `replaceFinished` (as for requestDeliver) each goes in a job of its
+   * own, known by the delivery, so a finished job of it can be found and replaced.
+   */
   async requestSend(deliveryIds: string[], options: RequestOptions = {}): Promise<void> {
     if (!deliveryIds.length) return;
-    if (options.replaceFinished) await removeFinished(this.send, deliveryIds.map((deliveryId) => jobIds.send({ deliveryId })));
-    await this.send.addBulk(deliveryIds.map((deliveryId) => ({ name: 'send', data: { deliveryId }, opts: { jobId: jobIds.send({ deliveryId }) } })));
+    const batch = options.replaceFinished ? 1 : SEND_BATCH;
+    const jobs: SendJob[] = [];
+    for (let i = 0; i < deliveryIds.length; i += batch) jobs.push({ deliveryIds: deliveryIds.slice(i, i + batch) });
+    if (options.replaceFinished) await removeFinished(this.send, jobs.map(jobIds.send));
+    await this.send.addBulk(jobs.map((data) => ({ name: 'send', data, opts: { jobId: jobIds.send(data) } })));
   }
 
   async close(): Promise<void> {

@@ -1,7 +1,7 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import { Batcher, deliverPeriods, matchEvents, sendDelivery, type MatchResult, type OutagePause, type PipelineContext, type RuleIndex, type SendContext } from '@notify/pipeline';
+import { Batcher, Slots, deliverPeriods, matchEvents, sendDelivery, type MatchResult, type OutagePause, type PipelineContext, type RuleIndex, type SendContext } from '@notify/pipeline';
 import type { Logger } from '@notify/observability';
-import type { JobCatalog, JobKind } from '@notify/queues';
+import { sendJobDeliveries, type JobCatalog, type JobKind } from '@notify/queues';
 
 /** `log` is the job's own logger: every line carries its `job_id` and `queue`. */
 export type Processor<T> = (job: Job<T>, log: Logger) => Promise<unknown>;
@@ -13,6 +13,8 @@ export interface ProcessorContext {
   pipeline: PipelineContext;
   index: RuleIndex;
   send: SendContext | undefined;
+  /** E-mails in flight at once in the process, over all send jobs (MAIL_CONCURRENCY; default 10). */
+  mailConcurrency?: number;
   /** Match transactions running at once, shared by the match jobs of all scopes (default 2). */
   matchTransactions?: number;
   /** While the SMTP server is unavailable, the send queue pauses (for every sender) instead of spending retries. */
@@ -20,7 +22,7 @@ export interface ProcessorContext {
 }
 
 /** The most events one shared match transaction takes (a job's own batch of up to 1,000 goes whole). */
-const MATCH_BATCH_EVENTS = 2000;
+const MATCH_BATCH_EVENTS = 500;
 
 /** The most (rule, period) pairs one shared deliver transaction takes. */
 const DELIVER_BATCH_PERIODS = 200;
@@ -46,6 +48,7 @@ export function createProcessors(ctx: ProcessorContext): ProcessorMap {
     },
     { maxBatch: DELIVER_BATCH_PERIODS, concurrency: 2 },
   );
+  const mailSlots = new Slots(ctx.mailConcurrency ?? 10);
   return {
     match: async (job, log) => {
       const result = await matches.submit(job.data.events);
@@ -58,30 +61,47 @@ export function createProcessors(ctx: ProcessorContext): ProcessorMap {
       return { deliveries };
     },
     send: async (job, log) => {
-      if (!ctx.send) throw new Error('this process does not run the send role');
+      const send = ctx.send;
+      if (!send) throw new Error('this process does not run the send role');
       const finalAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      const outcome = await sendDelivery(ctx.send, job.data.deliveryId, { finalAttempt });
-      const deliveryId = job.data.deliveryId;
-      if (outcome.status === 'failed' && outcome.unavailable && ctx.sendPause) {
+      // Each delivery of the job on its own, at most MAIL_CONCURRENCY e-mails in flight in the
+      // process, whichever job they come from (their claims and records share statements). Once
+      // the SMTP server cannot be reached, the job's deliveries not yet started wait, unclaimed.
+      let unreachable: string | undefined;
+      const outcomes = await Promise.all(
+        sendJobDeliveries(job.data).map((deliveryId) =>
+          mailSlots.run(async () => {
+            if (unreachable !== undefined) return undefined;
+            const outcome = await sendDelivery(send, deliveryId, { finalAttempt });
+            if (outcome.status === 'failed' && outcome.unavailable) unreachable ??= outcome.error;
+            if (outcome.status === 'sent') log.info({ delivery_id: deliveryId, message_id: outcome.messageId }, 'e-mail sent');
+            else if (outcome.status === 'cancelled') log.info({ delivery_id: deliveryId, reason: outcome.reason }, 'e-mail cancelled');
+            else if (outcome.status === 'skipped') log.debug({ delivery_id: deliveryId, reason: outcome.reason }, 'e-mail skipped');
+            return outcome;
+          }),
+        ),
+      );
+      if (unreachable !== undefined && ctx.sendPause) {
         // Back to the queue without spending an attempt; no sender takes a job until the pause ends.
+        // When it runs again, what this run sent is sent already and is not claimed again.
         const pause = ctx.sendPause.next();
-        if (pause.started) log.warn({ pause_ms: pause.ms, error: outcome.error }, 'SMTP server unavailable: mail paused');
+        if (pause.started) log.warn({ pause_ms: pause.ms, error: unreachable }, 'SMTP server unavailable: mail paused');
         await ctx.pipeline.queues.send.rateLimit(pause.ms);
         throw Worker.RateLimitError();
       }
-      if (outcome.status === 'sent' && ctx.sendPause?.active) {
+      const sent = outcomes.filter((outcome) => outcome?.status === 'sent').length;
+      if (sent && ctx.sendPause?.active) {
         ctx.sendPause.reset();
         log.info('SMTP server available again: mail resumed');
       }
-      if (outcome.status === 'sent') log.info({ delivery_id: deliveryId, message_id: outcome.messageId }, 'e-mail sent');
-      else if (outcome.status === 'cancelled') log.info({ delivery_id: deliveryId, reason: outcome.reason }, 'e-mail cancelled');
-      else if (outcome.status === 'skipped') log.debug({ delivery_id: deliveryId, reason: outcome.reason }, 'e-mail skipped');
-      if (outcome.status === 'failed') {
-        // Recorded already; a permanent failure is not retried, a transient one is, with backoff.
-        if (outcome.permanent) throw new UnrecoverableError(outcome.error);
-        throw new Error(outcome.error);
-      }
-      return outcome;
+      // Failures are recorded already. A transient one (or an unreachable server without a pause)
+      // retries the job with backoff, which claims only the deliveries still owed; a permanent
+      // one is not retried.
+      const failures = outcomes.filter((outcome) => outcome?.status === 'failed');
+      const transient = failures.find((outcome) => !outcome.permanent);
+      if (transient) throw new Error(transient.error);
+      if (failures.length && failures.length === outcomes.length) throw new UnrecoverableError(failures[0]!.error);
+      return outcomes.length === 1 ? outcomes[0] : { sent, outcomes: outcomes.map((outcome) => outcome?.status ?? 'waiting') };
     },
   };
 }

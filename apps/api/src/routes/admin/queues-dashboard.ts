@@ -3,7 +3,7 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyPluginAsync } from 'fastify';
 import { reopenFailedDeliveries } from '@notify/db';
-import { QUEUE_NAMES } from '@notify/queues';
+import { QUEUE_NAMES, sendJobDeliveries } from '@notify/queues';
 import type { AppDeps } from '../../deps';
 
 export const QUEUES_PATH = '/admin/queues';
@@ -20,18 +20,19 @@ export const queuesDashboard: FastifyPluginAsync<{ deps: AppDeps }> = async (sco
   const serverAdapter = new FastifyAdapter();
   serverAdapter.setBasePath(QUEUES_PATH);
 
-  // Retrying a failed send job must also reopen its delivery: the send stage only claims pending
-  // deliveries, so a job retried alone would find its delivery failed and do nothing.
+  // Retrying a failed send job must also reopen its deliveries: the send stage only claims pending
+  // deliveries, so a job retried alone would find them failed and do nothing. Only failed ones
+  // reopen: those of its batch that were sent stay sent.
   const reopenDeliveries = async (params: Record<string, string | undefined>, route: string) => {
     if (params.queueName !== QUEUE_NAMES.send) return;
     const ids: string[] = [];
     if (route === RETRY_JOB && params.jobId) {
       const job = await deps.queues.send.getJob(params.jobId);
-      if (job?.data?.deliveryId && (await job.getState()) === 'failed') ids.push(job.data.deliveryId);
+      if (job?.data && (await job.getState()) === 'failed') ids.push(...sendJobDeliveries(job.data));
     } else if (route === RETRY_ALL && params.queueStatus === 'failed') {
       for (let start = 0; ; start += 500) {
         const jobs = await deps.queues.send.getFailed(start, start + 499);
-        ids.push(...jobs.flatMap((job) => (job?.data?.deliveryId ? [job.data.deliveryId] : [])));
+        ids.push(...jobs.flatMap((job) => (job?.data ? sendJobDeliveries(job.data) : [])));
         if (jobs.length < 500) break;
       }
     }

@@ -7,6 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { mulberry32, numberFromEnv, percentile, round, sleep } from '../support/common';
 import { SCOPES } from '../support/notify';
 import { INGEST_TOKEN, newSchema, postJson, processEnv, stopChild } from '../support/pipeline';
+import { cpuSeconds, cpuSecondsOf } from '../support/proc';
 import { Resources, startSink } from '../support/processes';
 import { limitMeasure, log, type PartReport } from '../support/report';
 import { insertMembers, insertOrganizations, insertRules, organizations, wireEvent, type MemberSeed, type RuleSeed } from '../support/seed';
@@ -95,17 +96,26 @@ export async function run(res: Resources): Promise<PartReport> {
   await run(0, INSTANT_WARMUP);
   await sink.waitFor(INSTANT_WARMUP, 60_000);
   log(`warm-up: ${INSTANT_WARMUP} events, all e-mailed`);
+  // Statistics as a running system has them (tables that hold rows), not those of the empty tables
+  // seeded above: the server's prepared statements are planned again from these.
+  await db.pool.query('ANALYZE events, matches, deliveries');
   sink.reset();
   requestMs.length = 0;
   acceptedAt202.clear();
   sentAt.clear();
   const errorsBefore = errors.length;
+  const cpuBefore = { node: await cpuSeconds(server.pid), postgres: await cpuSecondsOf('postgres'), redis: await cpuSecondsOf('redis-server') };
   const sendSeconds = await run(INSTANT_WARMUP, measuredCount);
   let timedOut = false;
   await sink.waitFor(measuredCount, 120_000).catch((error: Error) => {
     timedOut = true;
     log(error.message);
   });
+  const cpuAfter = { node: await cpuSeconds(server.pid), postgres: await cpuSecondsOf('postgres'), redis: await cpuSecondsOf('redis-server') };
+  // CPU per event end to end (ingest, match, deliver, send), in ms: our process, PostgreSQL, Redis.
+  const perEvent = (seconds: number) => round((seconds / measuredCount) * 1000, 2);
+  const cpuMs = { node: perEvent(cpuAfter.node - cpuBefore.node), postgres: perEvent(cpuAfter.postgres - cpuBefore.postgres), redis: perEvent(cpuAfter.redis - cpuBefore.redis) };
+  log(`CPU per event (ms): ours ${cpuMs.node}, PostgreSQL ${cpuMs.postgres}, Redis ${cpuMs.redis}; total ${round(cpuMs.node + cpuMs.postgres + cpuMs.redis, 2)}`);
   const latencies: number[] = [];
   let missing = 0;
   for (const [email, at202] of acceptedAt202) {
@@ -144,9 +154,10 @@ export async function run(res: Resources): Promise<PartReport> {
   log(`202 → SMTP accept over ${latencies.length} events: p50 ${round(p50, 1)} ms, p95 ${round(p95, 1)} ms, p99 ${round(p99, 1)} ms, max ${round(latencies.at(-1) ?? NaN, 1)} ms`);
   return {
     measures: {
-      instant_p50: limitMeasure('instant 202→accept p50', 'ms', p50, 50, ok),
+      instant_p50: limitMeasure('instant 202→accept p50', 'ms', p50, 30, ok),
       instant_p95: { ...limitMeasure('instant 202→accept p95', 'ms', p95, Infinity, ok), target: '(reported)' },
-      instant_p99: limitMeasure('instant 202→accept p99', 'ms', p99, 250, ok),
+      instant_p99: limitMeasure('instant 202→accept p99', 'ms', p99, 150, ok),
+      instant_cpu: limitMeasure('instant CPU per event (ours + PostgreSQL + Redis)', 'ms', cpuMs.node + cpuMs.postgres + cpuMs.redis, 2, ok),
     },
     details: {
       rate_per_sec: INSTANT_RATE,
@@ -167,6 +178,7 @@ export async function run(res: Resources): Promise<PartReport> {
         mean: round(latencies.reduce((a, b) => a + b, 0) / latencies.length, 1),
       },
       stages_ms: stages,
+      cpu_ms_per_event: cpuMs,
       ingest_request_ms: { p50: round(percentile(requestMs, 0.5), 1), p99: round(percentile(requestMs, 0.99), 1) },
       emails_accepted: sink.accepted,
       missing_emails: missing,

@@ -345,6 +345,31 @@ describe('POST /v1/ingest/events (decisions §5)', () => {
       expect(await count(events.map((e) => e.id))).toBe(0);
     });
 
+    it('answers concurrent requests each on its own: they share a statement, the one with an unknown organization alone fails, and an event sent by two counts once', async () => {
+      const shared = event();
+      const good = Array.from({ length: 12 }, () => event());
+      const ghost = randomUUID();
+      const bad = [event(), event({ organization_id: ghost })];
+      const responses = await Promise.all([
+        ingest({ events: [shared, ...good.slice(0, 6)] }),
+        ingest({ events: bad }),
+        ingest({ events: [...good.slice(6), shared] }),
+        ingest(shared),
+      ]);
+      expect(responses.map((response) => response.statusCode)).toEqual([202, 400, 202, 202]);
+      expect(responses[1]!.json()).toEqual(validation([{ param: 'events[1].organization_id', details: [`Invalid pk "${ghost}" - object does not exist.`] }]));
+      const answers = [responses[0]!, responses[2]!, responses[3]!].map((response) => response.json() as { accepted: number; duplicates: number });
+      // The shared event is stored once: one request has it as accepted, the others as a duplicate.
+      expect(answers.reduce((sum, answer) => sum + answer.accepted, 0)).toBe(13);
+      expect(answers.reduce((sum, answer) => sum + answer.duplicates, 0)).toBe(2);
+      expect(answers[0]!.accepted + answers[0]!.duplicates).toBe(7);
+      expect(answers[1]!.accepted + answers[1]!.duplicates).toBe(7);
+      expect(await count([shared.id, ...good.map((e) => e.id)])).toBe(13);
+      expect(await count(bad.map((e) => e.id))).toBe(0);
+      const waiting = await queued('new_open_port_detected');
+      for (const e of [shared, ...good]) expect(waiting.filter(([, id]) => id === e.id)).toHaveLength(1);
+    });
+
     it('lists at most 50 unknown organizations', async () => {
       const response = await ingest({ events: Array.from({ length: 60 }, () => event({ organization_id: randomUUID() })) });
       const parameters = response.json().parameters;

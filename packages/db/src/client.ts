@@ -57,6 +57,16 @@ export function clientOf(tx: Transaction): pg.PoolClient {
   return tx as unknown as pg.PoolClient;
 }
 
+/**
+ * A statement of the hot path, prepared once per connection under `name` so PostgreSQL keeps its
+ * plan: planning these statements over the partitioned history tables cost more than running them
+ * (a claim: 1.7 ms to plan, 0.8 ms to run; half of PostgreSQL's CPU per instant e-mail went to
+ * planning). The text must be the same on every call.
+ */
+export function named(name: string, text: string, values: unknown[]): pg.QueryConfig {
+  return { name: `notify.${name}`, text, values };
+}
+
 export function quoteIdent(identifier: string): string {
   return `"${identifier.replaceAll('"', '""')}"`;
 }

@@ -1,4 +1,4 @@
-import { clientOf, type Transaction } from '../client';
+import { clientOf, named, type Transaction } from '../client';
 
 /**
  * Turns the pending matches of (rule, period) pairs into deliveries, one per member, in one
@@ -15,7 +15,7 @@ import { clientOf, type Transaction } from '../client';
  */
 export async function createDeliveries(tx: Transaction, periods: ReadonlyArray<{ ruleId: string; periodKey: string }>, now: Date): Promise<string[]> {
   if (!periods.length) return [];
-  const { rows } = await clientOf(tx).query<{ id: string }>(
+  const { rows } = await clientOf(tx).query<{ id: string }>(named('create-deliveries',
     `WITH wanted AS (
        SELECT DISTINCT * FROM unnest($1::uuid[], $2::text[]) AS p(rule_id, period_key)
      ), taken AS (
@@ -64,6 +64,6 @@ export async function createDeliveries(tx: Transaction, periods: ReadonlyArray<{
      ON CONFLICT DO NOTHING
      RETURNING id`,
     [periods.map((p) => p.ruleId), periods.map((p) => p.periodKey), now],
-  );
+  ));
   return rows.map((row) => row.id);
 }

@@ -1,4 +1,4 @@
-import { clientOf, type Transaction } from '../client';
+import { clientOf, named, type Transaction } from '../client';
 
 /** Locks a rule's row for the transaction (work on one rule serializes); false when there is no such rule. */
 export async function lockRule(tx: Transaction, ruleId: string): Promise<boolean> {
@@ -12,9 +12,9 @@ export async function lockRule(tx: Transaction, ruleId: string): Promise<boolean
  */
 export async function lockRules(tx: Transaction, ruleIds: readonly string[]): Promise<Set<string>> {
   if (!ruleIds.length) return new Set();
-  const { rows } = await clientOf(tx).query<{ id: string }>(
+  const { rows } = await clientOf(tx).query<{ id: string }>(named('lock-rules',
     'SELECT id::text AS id FROM notification_rules WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE',
     [[...new Set(ruleIds)]],
-  );
+  ));
   return new Set(rows.map((row) => row.id));
 }

@@ -1,5 +1,5 @@
 import type { EventRecord } from '@notify/core';
-import { clientOf, type Transaction } from '../client';
+import { clientOf, named, type Transaction } from '../client';
 
 /** A stored event (core's EventRecord) with the fields matching reads, and when it was received (its partition). */
 export type UnmatchedEvent = Pick<EventRecord, 'organization_id' | 'id' | 'scope' | 'occurred_at' | 'asset' | 'asset_type' | 'severity' | 'tags' | 'title' | 'data' | 'fingerprint'> & {
@@ -24,11 +24,11 @@ const lockIn = (months: '>=' | '<') => `
  */
 export async function lockUnmatchedEvents(tx: Transaction, pairs: ReadonlyArray<readonly [string, string]>): Promise<UnmatchedEvent[]> {
   const client = clientOf(tx);
-  const recent = (await client.query<UnmatchedEvent>(lockIn('>='), [pairs.map((pair) => pair[0]), pairs.map((pair) => pair[1])])).rows;
+  const recent = (await client.query<UnmatchedEvent>(named('lock-unmatched-recent', lockIn('>='), [pairs.map((pair) => pair[0]), pairs.map((pair) => pair[1])]))).rows;
   if (recent.length === pairs.length) return recent;
   const found = new Set(recent.map((event) => `${event.organization_id}|${event.id}`));
   const rest = pairs.filter(([organizationId, id]) => !found.has(`${organizationId}|${id}`));
-  const older = (await client.query<UnmatchedEvent>(lockIn('<'), [rest.map((pair) => pair[0]), rest.map((pair) => pair[1])])).rows;
+  const older = (await client.query<UnmatchedEvent>(named('lock-unmatched-older', lockIn('<'), [rest.map((pair) => pair[0]), rest.map((pair) => pair[1])]))).rows;
   const byAge = (a: UnmatchedEvent, b: UnmatchedEvent) => a.occurred_at.getTime() - b.occurred_at.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
   return [...older, ...recent].sort(byAge);
 }

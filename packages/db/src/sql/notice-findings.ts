@@ -1,4 +1,4 @@
-import { clientOf, poolOf, type DatabaseHandle, type Transaction } from '../client';
+import { clientOf, named, poolOf, type DatabaseHandle, type Transaction } from '../client';
 
 export interface Finding {
   ruleId: string;
@@ -15,7 +15,7 @@ export interface Finding {
  */
 export async function noticeFindings(tx: Transaction, findings: readonly Finding[], at: Date): Promise<Set<string>> {
   if (!findings.length) return new Set();
-  const { rows } = await clientOf(tx).query<{ rule_id: string; finding_key: string }>(
+  const { rows } = await clientOf(tx).query<{ rule_id: string; finding_key: string }>(named('notice-findings',
     `INSERT INTO rule_findings AS f (rule_id, finding_key, noticed_at)
      SELECT n.rule_id, n.finding_key, $3 FROM unnest($1::uuid[], $2::bigint[]) AS n(rule_id, finding_key)
       ORDER BY n.rule_id, n.finding_key
@@ -24,7 +24,7 @@ export async function noticeFindings(tx: Transaction, findings: readonly Finding
               (SELECT r.renotify_after_hours FROM notification_rules r WHERE r.id = f.rule_id), 0))
      RETURNING rule_id, finding_key::text`,
     [findings.map((f) => f.ruleId), findings.map((f) => f.findingKey), at],
-  );
+  ));
   return new Set(rows.map((row) => `${row.rule_id}|${row.finding_key}`));
 }
 

@@ -1,4 +1,4 @@
-import { clientOf, type Transaction } from '../client';
+import { clientOf, named, type Transaction } from '../client';
 
 export interface CoalescingWindow {
   /** The rule's id. */
@@ -15,7 +15,7 @@ export interface CoalescingWindow {
  * are locked in id order for the transaction, so two match jobs agree on which match is "first".
  */
 export async function openCoalescingWindows(tx: Transaction, ruleIds: readonly string[], now: Date, until: Date): Promise<CoalescingWindow[]> {
-  const { rows } = await clientOf(tx).query<CoalescingWindow>(
+  const { rows } = await clientOf(tx).query<CoalescingWindow>(named('open-coalescing-windows',
     `WITH old AS (
        SELECT id, burst_until FROM notification_rules WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE
      )
@@ -24,6 +24,6 @@ export async function openCoalescingWindows(tx: Transaction, ruleIds: readonly s
        FROM old WHERE r.id = old.id
      RETURNING r.id, r.burst_until, (old.burst_until IS NULL OR old.burst_until <= $2) AS opened`,
     [ruleIds, now, until],
-  );
+  ));
   return rows;
 }

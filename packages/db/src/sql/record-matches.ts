@@ -1,4 +1,4 @@
-import { clientOf, type Transaction } from '../client';
+import { clientOf, named, type Transaction } from '../client';
 
 export interface NewMatch {
   ruleId: string;
@@ -24,7 +24,7 @@ export async function recordMatches(tx: Transaction, matches: readonly NewMatch[
   const { rows } = await clientOf(tx).query<{
     rule_id: string; organization_id: string; event_id: string; event_received_at: Date; period_key: string; due_at: Date;
     status: 'pending' | 'silenced' | 'repeat'; silence_id: string | null; audience: string;
-  }>(
+  }>(named('record-matches',
     `INSERT INTO matches (rule_id, organization_id, event_id, event_received_at, period_key, due_at, status, silence_id, audience, created_at)
      SELECT *, $10::timestamptz FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::text[], $6::timestamptz[], $7::match_status[], $8::uuid[], $9::text[])
      ON CONFLICT (rule_id, organization_id, event_id, event_received_at, audience) DO NOTHING
@@ -41,7 +41,7 @@ export async function recordMatches(tx: Transaction, matches: readonly NewMatch[
       matches.map((m) => m.audience ?? ''),
       now,
     ],
-  );
+  ));
   return rows.map((row) => ({
     ruleId: row.rule_id, organizationId: row.organization_id, eventId: row.event_id, eventReceivedAt: row.event_received_at,
     periodKey: row.period_key, dueAt: row.due_at, status: row.status, audience: row.audience, ...(row.silence_id ? { silenceId: row.silence_id } : {}),

@@ -1,5 +1,6 @@
 import {
   collapseDuplicateEvents,
+  eventKey,
   eventParam,
   ingestMessages,
   messages,
@@ -12,6 +13,7 @@ import {
 } from '@notify/core';
 import { existingOrganizationIds, isForeignKeyViolation, storeEvents, type DatabaseHandle, type StoredEvent } from '@notify/db';
 import type { Queues } from '@notify/queues';
+import { Batcher } from '../batcher';
 import type { PipelineMetrics } from '../context';
 
 export interface IngestContext {
@@ -71,51 +73,55 @@ async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 }
 
 /**
- * Stores events that passed ingest validation (the HTTP route's or createEventPublisher's) and
- * asks the match stage for the new ones.
- *
- * All or nothing, and durable before anything else: every event is written by one statement
- * (storeEvents, which also records their assets) that commits on its own; an unknown
- * organization fails it, and the call is a ValidationFailed that stored nothing. An event whose
- * (organization_id, id) is already stored is left as it is and counted in `duplicates`, as are
- * repeats within the batch (the first one counts).
- *
- * Asking for the match comes after the commit, so matching never looks for an event it cannot read yet.
- * It never fails the call: when Redis is down or slow, the events are stored with
- * `matched_at` null and the reconciler asks for them again; `onPublishError` hears about it.
+ * Stores the events of ingest calls made at about the same moment in one statement and asks for
+ * their match (Batcher, group commit): under load, concurrent single-event requests share a
+ * commit and a match job per scope instead of paying one each. An event sent by two calls of one
+ * batch counts for the first; a batch that fails (an unknown organization's foreign key) is tried
+ * again call by call, so only the call at fault fails. Per context, made on first use.
  */
-export async function ingestEvents(ctx: IngestContext, events: readonly IncomingEvent[], options: IngestOptions = {}): Promise<IngestResult> {
-  if (events.length === 0) return { accepted: 0, duplicates: 0 };
-  const shape = options.shape ?? 'batch';
+const storeBatches = new WeakMap<IngestContext, Batcher<readonly IncomingEvent[], StoredEvent[]>>();
 
-  const unique = collapseDuplicateEvents(events);
-  let inserted: StoredEvent[];
-  try {
-    inserted = await storeEvents(ctx.db, unique);
-  } catch (error) {
-    // An unknown organization fails the insert (its foreign key), which stored nothing: only then
-    // are the organizations looked up, to name the events at fault. A check before every insert
-    // would cost each request a round trip for what is almost never the case.
-    if (isForeignKeyViolation(error)) {
-      const unknown = await unknownOrganizations(ctx.db, events);
-      if (unknown.length) throw unknownOrganizationError(events, unknown, shape);
-    }
-    throw error;
-  }
+/** The most events one shared statement takes (a call's own batch of up to 1,000 goes whole). */
+const STORE_BATCH_EVENTS = 2000;
 
+function storeBatcher(ctx: IngestContext): Batcher<readonly IncomingEvent[], StoredEvent[]> {
+  const known = storeBatches.get(ctx);
+  if (known) return known;
+  const batcher = new Batcher<readonly IncomingEvent[], StoredEvent[]>(
+    async (calls) => {
+      const owner = new Map<string, number>();
+      const all: IncomingEvent[] = [];
+      calls.forEach((events, call) => {
+        for (const event of events) {
+          const key = eventKey(event);
+          if (owner.has(key)) continue;
+          owner.set(key, call);
+          all.push(event);
+        }
+      });
+      const inserted = await storeEvents(ctx.db, all);
+      await publish(ctx, inserted);
+      const stored: StoredEvent[][] = calls.map(() => []);
+      for (const row of inserted) stored[owner.get(eventKey({ organizationId: row.organization_id, id: row.id }))!]!.push(row);
+      return stored;
+    },
+    { maxBatch: STORE_BATCH_EVENTS, concurrency: 2, weight: (events) => events.length },
+  );
+  storeBatches.set(ctx, batcher);
+  return batcher;
+}
+
+/**
+ * Asks for the match of stored events, one request per scope. It never fails: when Redis is down
+ * or slow, the events are stored with `matched_at` null and the reconciler asks for them again;
+ * `onPublishError` hears about it.
+ */
+async function publish(ctx: IngestContext, inserted: readonly StoredEvent[]): Promise<void> {
   const byScope = new Map<Scope, Array<[string, string]>>();
   for (const row of inserted) {
     const pairs = byScope.get(row.scope);
     if (pairs) pairs.push([row.organization_id, row.id]);
     else byScope.set(row.scope, [[row.organization_id, row.id]]);
-  }
-  if (ctx.metrics) {
-    const received = new Map<Scope, number>();
-    for (const event of events) received.set(event.scope, (received.get(event.scope) ?? 0) + 1);
-    for (const [scope, count] of received) {
-      const accepted = byScope.get(scope)?.length ?? 0;
-      ctx.metrics.eventsIngested(scope, accepted, count - accepted);
-    }
   }
   const timeoutMs = ctx.publishTimeoutMs ?? DEFAULT_PUBLISH_TIMEOUT_MS;
   await Promise.all(
@@ -132,6 +138,45 @@ export async function ingestEvents(ctx: IngestContext, events: readonly Incoming
       }
     }),
   );
+}
 
+/**
+ * Stores events that passed ingest validation (the HTTP route's or createEventPublisher's) and
+ * asks the match stage for the new ones.
+ *
+ * All or nothing, and durable before anything else: every event is written by one statement
+ * (storeEvents, which also records their assets) that commits on its own, shared with the calls
+ * made at the same moment; an unknown organization fails it, and the call is a ValidationFailed
+ * that stored nothing. An event whose (organization_id, id) is already stored is left as it is
+ * and counted in `duplicates`, as are repeats within the batch (the first one counts).
+ *
+ * Asking for the match comes after the commit, so matching never looks for an event it cannot read
+ * yet, and never fails the call (see publish).
+ */
+export async function ingestEvents(ctx: IngestContext, events: readonly IncomingEvent[], options: IngestOptions = {}): Promise<IngestResult> {
+  if (events.length === 0) return { accepted: 0, duplicates: 0 };
+  const shape = options.shape ?? 'batch';
+
+  let inserted: StoredEvent[];
+  try {
+    inserted = await storeBatcher(ctx).submit(collapseDuplicateEvents(events));
+  } catch (error) {
+    // An unknown organization fails the insert (its foreign key), which stored nothing: only then
+    // are the organizations looked up, to name the events at fault. A check before every insert
+    // would cost each request a round trip for what is almost never the case.
+    if (isForeignKeyViolation(error)) {
+      const unknown = await unknownOrganizations(ctx.db, events);
+      if (unknown.length) throw unknownOrganizationError(events, unknown, shape);
+    }
+    throw error;
+  }
+
+  if (ctx.metrics) {
+    const accepted = new Map<Scope, number>();
+    for (const row of inserted) accepted.set(row.scope, (accepted.get(row.scope) ?? 0) + 1);
+    const received = new Map<Scope, number>();
+    for (const event of events) received.set(event.scope, (received.get(event.scope) ?? 0) + 1);
+    for (const [scope, count] of received) ctx.metrics.eventsIngested(scope, accepted.get(scope) ?? 0, count - (accepted.get(scope) ?? 0));
+  }
   return { accepted: inserted.length, duplicates: events.length - inserted.length };
 }

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { INGEST_LIMITS, parseIngestRequest } from '@notify/core';
-import { ingestEvents } from '@notify/pipeline';
+import { ingestEvents, type IngestContext } from '@notify/pipeline';
 import type { AppDeps } from '../../deps';
 import { applicationRef, gatewayRef } from '../../schemas/common';
 import { IngestAccepted, IngestBody, IngestEvent } from './schemas';
@@ -32,6 +32,14 @@ export const ingestRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async 
   // JSON only: a wrong content type is a 415, not a string body (parsers are encapsulated to this plugin).
   app.removeContentTypeParser('text/plain');
   app.addSchema(IngestEvent);
+  // One context for every request: the requests of a moment share a statement and match jobs
+  // (ingestEvents), so a failed publish is the batch's, logged here rather than by one request.
+  const ingest: IngestContext = {
+    db,
+    queues,
+    metrics: deps.metrics.pipeline,
+    onPublishError: (error, scope, count) => app.log.warn({ err: error, scope, events: count }, 'events stored but not published; the reconciler will publish them'),
+  };
 
   app.post('/v1/ingest/events', {
     config: { auth: 'ingest' },
@@ -49,13 +57,7 @@ export const ingestRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async 
     },
   }, async (request, reply) => {
     const { shape, events } = parseIngestRequest(request.body);
-    const result = await ingestEvents({
-      db,
-      queues,
-      metrics: deps.metrics.pipeline,
-      onPublishError: (error, scope, count) =>
-        request.log.warn({ err: error, scope, events: count }, 'events stored but not published; the reconciler will publish them'),
-    }, events, { shape });
+    const result = await ingestEvents(ingest, events, { shape });
     return reply.code(202).send(result);
   });
 };

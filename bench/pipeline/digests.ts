@@ -2,15 +2,13 @@
 // matches → 5,000 e-mails accepted, vs nodemailer's pooled transport sending 5,000 similar
 // messages.
 
-import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { mulberry32, numberFromEnv, pooled, round } from '../support/common';
-import type { Frequency } from '../support/notify';
 import { ADMIN_TOKEN, newSchema, postJson, processEnv, stopChild } from '../support/pipeline';
 import { MAIL_CONCURRENCY, rawMailRate, SMTP_MAX_CONNECTIONS } from '../support/mail-baseline';
 import { Resources, startSink } from '../support/processes';
 import { log, ratioMeasure, seconds, type PartReport } from '../support/report';
-import { digestSchedule, insertEvents, insertMembers, insertOrganizations, insertPendingMatches, insertRules, organizations, randomScope, wireEvent, type MatchSeed, type MemberSeed, type RuleSeed, type WireEvent } from '../support/seed';
+import { seedDigestRules } from '../support/seed';
 
 const DIGEST_RULES = numberFromEnv('BENCH_DIGEST_RULES', 5000);
 const DIGEST_MATCHES = numberFromEnv('BENCH_DIGEST_MATCHES', 100_000);
@@ -20,46 +18,13 @@ export async function run(res: Resources): Promise<PartReport> {
   const { schema, db } = await newSchema(res);
   const random = mulberry32(4);
   const perRule = Math.round(DIGEST_MATCHES / DIGEST_RULES);
-  const orgCount = Math.max(1, Math.round(DIGEST_RULES / 50));
   const seedStart = performance.now();
-  const orgs = organizations(orgCount, random, 'Digest');
-  const members: MemberSeed[] = [];
-  const rules: RuleSeed[] = [];
-  const events: WireEvent[] = [];
-  const matches: MatchSeed[] = [];
   const dueAt = new Date(Date.now() + 7 * 24 * 3600 * 1000);
-  for (let k = 0; k < DIGEST_RULES; k++) {
-    const o = k % orgCount;
-    const org = orgs[o]!;
-    const member = { id: randomUUID(), organizationId: org.id, email: `d${k}@digest.bench.example.com` };
-    const frequency: Frequency = random() < 0.6 ? 'daily' : 'weekly';
-    const scope = randomScope(random);
-    const rule: RuleSeed = {
-      id: randomUUID(),
-      organizationId: org.id,
-      name: `Digest ${k}`,
-      scope,
-      strategy: null,
-      frequency,
-      ...digestSchedule(frequency, random),
-      enabled: true,
-      memberIds: [member.id],
-    };
-    members.push(member);
-    rules.push(rule);
-    for (let e = 0; e < perRule; e++) {
-      const event = wireEvent(random, `d-${k}-${e}`, org.id, scope, o);
-      events.push(event);
-      matches.push({ ruleId: rule.id, organizationId: org.id, eventId: event.id, periodKey: 'seeded', dueAt });
-    }
-  }
-  await insertOrganizations(db.pool, orgs);
-  await insertMembers(db.pool, members);
-  await insertRules(db.pool, rules);
-  await insertEvents(db.pool, events, new Date());
-  await insertPendingMatches(db.pool, matches);
-  await db.pool.query('ANALYZE organizations, team_members, notification_rules, notification_rule_members, events, matches');
-  log(`seeded ${rules.length} digest rules (1 member each), ${matches.length} pending matches in ${seconds(performance.now() - seedStart)}`);
+  const { rules, matches } = await seedDigestRules(db.pool, {
+    rules: DIGEST_RULES, eventsPerRule: perRule, periodKey: 'seeded', dueAt, label: 'Digest', random,
+    frequency: () => (random() < 0.6 ? 'daily' : 'weekly'),
+  });
+  log(`seeded ${rules.length} digest rules (1 member each), ${matches} pending matches in ${seconds(performance.now() - seedStart)}`);
 
   const sink = await startSink();
   res.onRelease(() => sink.close());
@@ -103,14 +68,14 @@ export async function run(res: Resources): Promise<PartReport> {
   const sent = statuses.find((row) => row.status === 'sent')?.n ?? 0;
   // A flush answers with the deliveries its own transaction made; when the scheduler's digest job for the
   // flushed period (due now) gets there first, the e-mail still goes once but the answer says 0.
-  const ok = !timedOut && flushedMatches === matches.length && created === rules.length && sent === rules.length && left[0]!.n === 0;
+  const ok = !timedOut && flushedMatches === matches && created === rules.length && sent === rules.length && left[0]!.n === 0;
   if (!ok) log(`CHECK FAILED: flushed ${flushedMatches} matches, ${created} deliveries (${sent} sent); ${left[0]!.n} matches still pending`);
   if (flushedDeliveries !== created) log(`note: the flush answers counted ${flushedDeliveries} deliveries, the database has ${created} (the scheduler made the others)`);
   return {
     measures: { digests: ratioMeasure('digests (flush → accept)', 'e-mails/s', rate, [before, after], 0.8, ok) },
     details: {
       rules: rules.length,
-      matches: matches.length,
+      matches,
       events_per_email: perRule,
       flush_concurrency: FLUSH_CONCURRENCY,
       flush_seconds: round((flushedAt - start) / 1000, 3),

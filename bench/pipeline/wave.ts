@@ -5,7 +5,6 @@
 // sending 20,000 pre-rendered digests of 5 events to the same sink. CPU seconds per 1,000
 // e-mails of our process, PostgreSQL and Redis beside it.
 
-import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { mulberry32, numberFromEnv, round } from '../support/common';
 import { MAIL_CONCURRENCY, rawMailRate, SMTP_MAX_CONNECTIONS } from '../support/mail-baseline';
@@ -13,7 +12,7 @@ import { newSchema, processEnv, stopChild } from '../support/pipeline';
 import { cpuSeconds, cpuSecondsOf } from '../support/proc';
 import { Resources, startSink } from '../support/processes';
 import { log, ratioMeasure, seconds, type PartReport } from '../support/report';
-import { digestSchedule, insertEvents, insertMembers, insertOrganizations, insertPendingMatches, insertRules, organizations, randomScope, wireEvent, type MatchSeed, type MemberSeed, type RuleSeed, type WireEvent } from '../support/seed';
+import { seedDigestRules } from '../support/seed';
 
 const WAVE_RULES = numberFromEnv('BENCH_WAVE_RULES', 20_000);
 const WAVE_EVENTS = numberFromEnv('BENCH_WAVE_EVENTS', 5);
@@ -21,39 +20,13 @@ const WAVE_EVENTS = numberFromEnv('BENCH_WAVE_EVENTS', 5);
 export async function run(res: Resources): Promise<PartReport> {
   const { schema, db } = await newSchema(res);
   const random = mulberry32(5);
-  const orgCount = Math.max(1, Math.round(WAVE_RULES / 50));
   const seedStart = performance.now();
-  const orgs = organizations(orgCount, random, 'Wave');
-  const members: MemberSeed[] = [];
-  const rules: RuleSeed[] = [];
-  const events: WireEvent[] = [];
-  const matches: MatchSeed[] = [];
   // Not due until the server is up: then one statement makes every period due at once.
   const later = new Date(Date.now() + 7 * 24 * 3600 * 1000);
-  for (let k = 0; k < WAVE_RULES; k++) {
-    const o = k % orgCount;
-    const org = orgs[o]!;
-    const member = { id: randomUUID(), organizationId: org.id, email: `w${k}@wave.bench.example.com` };
-    const scope = randomScope(random);
-    const rule: RuleSeed = {
-      id: randomUUID(), organizationId: org.id, name: `Daily ${k}`, scope, strategy: null, frequency: 'daily',
-      ...digestSchedule('daily', random), enabled: true, memberIds: [member.id],
-    };
-    members.push(member);
-    rules.push(rule);
-    for (let e = 0; e < WAVE_EVENTS; e++) {
-      const event = wireEvent(random, `w-${k}-${e}`, org.id, scope, o);
-      events.push(event);
-      matches.push({ ruleId: rule.id, organizationId: org.id, eventId: event.id, periodKey: '20261125T090000Z', dueAt: later });
-    }
-  }
-  await insertOrganizations(db.pool, orgs);
-  await insertMembers(db.pool, members);
-  await insertRules(db.pool, rules);
-  await insertEvents(db.pool, events, new Date());
-  await insertPendingMatches(db.pool, matches);
-  await db.pool.query('ANALYZE organizations, team_members, notification_rules, notification_rule_members, events, matches');
-  log(`seeded ${rules.length} daily rules (1 member each), ${matches.length} pending matches in ${seconds(performance.now() - seedStart)}`);
+  const { rules, matches } = await seedDigestRules(db.pool, {
+    rules: WAVE_RULES, eventsPerRule: WAVE_EVENTS, periodKey: '20261125T090000Z', dueAt: later, label: 'Wave', random, frequency: () => 'daily',
+  });
+  log(`seeded ${rules.length} daily rules (1 member each), ${matches} pending matches in ${seconds(performance.now() - seedStart)}`);
 
   const sink = await startSink();
   res.onRelease(() => sink.close());

@@ -210,3 +210,47 @@ export function wireEvent(random: () => number, id: string, organizationId: stri
 export function randomScope(random: () => number): Scope {
   return SCOPES[Math.floor(random() * SCOPES.length)]!;
 }
+
+/**
+ * Digest rules with one member each and `eventsPerRule` pending matches each, all under one period
+ * key and due at `dueAt`, 50 rules to an organization, written to the database (and analyzed).
+ * `label` names the organizations, rules and addresses; `frequency` picks each rule's frequency.
+ */
+export async function seedDigestRules(
+  pool: pg.Pool,
+  options: { rules: number; eventsPerRule: number; periodKey: string; dueAt: Date; label: string; random: () => number; frequency: () => Frequency },
+): Promise<{ rules: RuleSeed[]; matches: number }> {
+  const { random, label } = options;
+  const orgCount = Math.max(1, Math.round(options.rules / 50));
+  const orgs = organizations(orgCount, random, label);
+  const members: MemberSeed[] = [];
+  const rules: RuleSeed[] = [];
+  const events: WireEvent[] = [];
+  const matches: MatchSeed[] = [];
+  const prefix = label.toLowerCase();
+  for (let k = 0; k < options.rules; k++) {
+    const o = k % orgCount;
+    const org = orgs[o]!;
+    const member = { id: randomUUID(), organizationId: org.id, email: `${prefix}${k}@${prefix}.bench.example.com` };
+    const frequency = options.frequency();
+    const scope = randomScope(random);
+    const rule: RuleSeed = {
+      id: randomUUID(), organizationId: org.id, name: `${label} ${k}`, scope, strategy: null, frequency,
+      ...digestSchedule(frequency, random), enabled: true, memberIds: [member.id],
+    };
+    members.push(member);
+    rules.push(rule);
+    for (let e = 0; e < options.eventsPerRule; e++) {
+      const event = wireEvent(random, `${prefix}-${k}-${e}`, org.id, scope, o);
+      events.push(event);
+      matches.push({ ruleId: rule.id, organizationId: org.id, eventId: event.id, periodKey: options.periodKey, dueAt: options.dueAt });
+    }
+  }
+  await insertOrganizations(pool, orgs);
+  await insertMembers(pool, members);
+  await insertRules(pool, rules);
+  await insertEvents(pool, events, new Date());
+  await insertPendingMatches(pool, matches);
+  await pool.query('ANALYZE organizations, team_members, notification_rules, notification_rule_members, events, matches');
+  return { rules, matches: matches.length };
+}

@@ -2,7 +2,6 @@
 // accept, at 200 single-event requests/s, every event the first match of its own instant rule
 // (server: all roles).
 
-import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { mulberry32, numberFromEnv, percentile, round, sleep } from '../support/common';
 import { SCOPES } from '../support/notify';
@@ -10,7 +9,7 @@ import { INGEST_TOKEN, newSchema, postJson, processEnv, stopChild } from '../sup
 import { cpuSeconds, cpuSecondsOf } from '../support/proc';
 import { Resources, startSink } from '../support/processes';
 import { limitMeasure, log, type PartReport } from '../support/report';
-import { insertMembers, insertOrganizations, insertRules, organizations, wireEvent, type MemberSeed, type RuleSeed } from '../support/seed';
+import { seedInstantRules, wireEvent } from '../support/seed';
 
 const INSTANT_RATE = numberFromEnv('BENCH_INSTANT_RATE', 200);
 const INSTANT_SECONDS = numberFromEnv('BENCH_INSTANT_SECONDS', 15);
@@ -20,34 +19,10 @@ export async function run(res: Resources): Promise<PartReport> {
   const { schema, db } = await newSchema(res);
   const measuredCount = Math.round(INSTANT_RATE * INSTANT_SECONDS);
   const pairs = INSTANT_WARMUP + measuredCount;
-  const orgCount = Math.ceil(pairs / SCOPES.length);
   const random = mulberry32(3);
-  const orgs = organizations(orgCount, random, 'Instant');
-  // One instant rule per (organization, scope), with a member of its own: every event is the
-  // first match of its rule (no coalescing), and its e-mail is known by its recipient.
-  const members: MemberSeed[] = [];
-  const rules: RuleSeed[] = [];
-  for (let k = 0; k < orgCount * SCOPES.length; k++) {
-    const org = orgs[Math.floor(k / SCOPES.length)]!;
-    const member = { id: randomUUID(), organizationId: org.id, email: `i${k}@instant.bench.example.com` };
-    members.push(member);
-    rules.push({
-      id: randomUUID(),
-      organizationId: org.id,
-      name: `Instant ${k}`,
-      scope: SCOPES[k % SCOPES.length]!,
-      strategy: null,
-      frequency: 'instant',
-      deliveryHour: null,
-      deliveryDayOfWeek: null,
-      enabled: true,
-      memberIds: [member.id],
-    });
-  }
-  await insertOrganizations(db.pool, orgs);
-  await insertMembers(db.pool, members);
-  await insertRules(db.pool, rules);
-  await db.pool.query('ANALYZE organizations, team_members, notification_rules, notification_rule_members');
+  // One instant rule per (organization, scope), with a member of its own (instant<k>@instant…): every
+  // event is the first match of its rule (no coalescing), and its e-mail is known by its recipient.
+  const { orgs, rules } = await seedInstantRules(db.pool, { rules: pairs, label: 'Instant', random });
   log(`seeded ${orgs.length} organizations, ${rules.length} instant rules with one member each`);
 
   const sink = await startSink();
@@ -64,7 +39,7 @@ export async function run(res: Resources): Promise<PartReport> {
   const fire = async (k: number) => {
     const org = orgs[Math.floor(k / SCOPES.length)]!;
     const event = wireEvent(random, `lat-${k}`, org.id, SCOPES[k % SCOPES.length]!, Math.floor(k / SCOPES.length));
-    const email = `i${k}@instant.bench.example.com`;
+    const email = `instant${k}@instant.bench.example.com`;
     const start = performance.now();
     sentAt.set(email, start);
     try {

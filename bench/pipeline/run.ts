@@ -9,6 +9,9 @@
 //                  vs a no-op BullMQ worker draining one job per event (same queues, concurrency)
 //   3. instant     202 of the ingest request → SMTP accept, at 200 single-event requests/s,
 //                  every event the first match of its own instant rule (server: all roles)
+//   3b. burst     20,000 events in 40 requests of 500, each the first match of its own instant rule
+//                  → 20,000 e-mails, first request → last accept, with CPU per 1,000 e-mails
+//                  vs nodemailer's pooled transport sending 20,000 one-event messages
 //   4. digests     5,000 rule flushes of 100,000 pending matches → 5,000 e-mails accepted
 //                  vs nodemailer's pooled transport sending 5,000 similar messages
 //   4b. wave      20,000 daily digests (one member, 5 events each) falling due at once → 20,000
@@ -28,7 +31,7 @@
 // One file per part in bench/pipeline/, the helpers they share in bench/support/. Run some parts
 // only with `npm run bench:pipeline -- matching` (or `-- ingest,instant`, or BENCH_PARTS).
 //
-// Environment (all optional): BENCH_PARTS (ingest,matching,instant,digests,wave,retention,preview), BENCH_CPU_PROF=<dir>
+// Environment (all optional): BENCH_PARTS (ingest,matching,instant,burst,digests,wave,retention,preview), BENCH_CPU_PROF=<dir>
 // (children run with --cpu-prof), BENCH_LOG_LEVEL (children's LOG_LEVEL, default warn),
 // BENCH_STRICT=1 (exit 1 when a target is missed), and the sizes at the top of each part.
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -39,6 +42,7 @@ import { pathToFileURL } from 'node:url';
 import { root, round } from '../support/common';
 import { Resources } from '../support/processes';
 import { describeMachine, log, printTable, seconds, type Measure, type PartReport } from '../support/report';
+import * as burst from './burst';
 import * as digests from './digests';
 import * as ingest from './ingest';
 import * as instant from './instant';
@@ -57,6 +61,7 @@ const PARTS = {
   ingest: { title: '1. ingest', run: ingest.run },
   matching: { title: '2. matching', run: matching.run },
   instant: { title: '3. instant latency', run: instant.run },
+  burst: { title: '3b. one-event e-mails', run: burst.run },
   digests: { title: '4. digests', run: digests.run },
   wave: { title: '4b. the 09:00 wave', run: wave.run },
   retention: { title: '5. retention', run: retention.run },

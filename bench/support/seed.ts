@@ -254,3 +254,30 @@ export async function seedDigestRules(
   await pool.query('ANALYZE organizations, team_members, notification_rules, notification_rule_members, events, matches');
   return { rules, matches: matches.length };
 }
+
+/**
+ * Instant rules, one per (organization, scope), each with a member of its own (`<label><k>@...`),
+ * written to the database (and analyzed): every event of (organization k / 21, scope k % 21) is
+ * the first match of rule k, and its e-mail is known by its recipient.
+ */
+export async function seedInstantRules(pool: pg.Pool, options: { rules: number; label: string; random: () => number }): Promise<{ orgs: OrgSeed[]; rules: RuleSeed[] }> {
+  const orgCount = Math.ceil(options.rules / SCOPES.length);
+  const orgs = organizations(orgCount, options.random, options.label);
+  const prefix = options.label.toLowerCase();
+  const members: MemberSeed[] = [];
+  const rules: RuleSeed[] = [];
+  for (let k = 0; k < orgCount * SCOPES.length; k++) {
+    const org = orgs[Math.floor(k / SCOPES.length)]!;
+    const member = { id: randomUUID(), organizationId: org.id, email: `${prefix}${k}@${prefix}.bench.example.com` };
+    members.push(member);
+    rules.push({
+      id: randomUUID(), organizationId: org.id, name: `${options.label} ${k}`, scope: SCOPES[k % SCOPES.length]!, strategy: null,
+      frequency: 'instant', deliveryHour: null, deliveryDayOfWeek: null, enabled: true, memberIds: [member.id],
+    });
+  }
+  await insertOrganizations(pool, orgs);
+  await insertMembers(pool, members);
+  await insertRules(pool, rules);
+  await pool.query('ANALYZE organizations, team_members, notification_rules, notification_rule_members');
+  return { orgs, rules };
+}

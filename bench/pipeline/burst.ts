@@ -1,0 +1,83 @@
+// Part 3b of `npm run bench:pipeline` (bench/pipeline/run.ts): one-event e-mails at the speed of
+// the SMTP server. 20,000 events in 40 requests of 500, each event the first match of its own
+// instant rule (one member each), so 20,000 e-mails: e-mails/s from the first ingest request to the
+// last SMTP accept, vs nodemailer's pooled transport sending 20,000 pre-rendered one-event e-mails
+// to the same sink. CPU seconds per 1,000 e-mails of ours, PostgreSQL and Redis beside it.
+
+import { performance } from 'node:perf_hooks';
+import { mulberry32, numberFromEnv, pooled, round } from '../support/common';
+import { MAIL_CONCURRENCY, rawMailRate, SMTP_MAX_CONNECTIONS } from '../support/mail-baseline';
+import { SCOPES } from '../support/notify';
+import { INGEST_TOKEN, newSchema, postJson, processEnv, stopChild } from '../support/pipeline';
+import { cpuSeconds, cpuSecondsOf } from '../support/proc';
+import { Resources, startSink } from '../support/processes';
+import { log, ratioMeasure, seconds, type PartReport } from '../support/report';
+import { seedInstantRules, wireEvent } from '../support/seed';
+
+const BURST_EVENTS = numberFromEnv('BENCH_BURST_EVENTS', 20_000);
+const BURST_BATCH = 500;
+/** Requests in flight at once, as a scanner's sweep would post them. */
+const BURST_REQUESTS_AT_ONCE = 4;
+
+export async function run(res: Resources): Promise<PartReport> {
+  const { schema, db } = await newSchema(res);
+  const random = mulberry32(6);
+  const seedStart = performance.now();
+  const { orgs, rules } = await seedInstantRules(db.pool, { rules: BURST_EVENTS, label: 'Burst', random });
+  log(`seeded ${orgs.length} organizations, ${rules.length} instant rules with one member each in ${seconds(performance.now() - seedStart)}`);
+  const events = Array.from({ length: BURST_EVENTS }, (_, k) =>
+    wireEvent(random, `burst-${k}`, orgs[Math.floor(k / SCOPES.length)]!.id, SCOPES[k % SCOPES.length]!, Math.floor(k / SCOPES.length)),
+  );
+
+  const sink = await startSink();
+  res.onRelease(() => sink.close());
+  const raw = () => rawMailRate(res, sink, BURST_EVENTS, 1);
+  const before = await raw();
+
+  const server = await res.child('burst-all-roles', processEnv(schema, res.prefix(), { SMTP_URL: sink.url }));
+  const url = `http://127.0.0.1:${server.ready.port}/v1/ingest/events`;
+  sink.reset();
+  const accepted = sink.waitFor(BURST_EVENTS, 900_000);
+  const cpuBefore = { node: await cpuSeconds(server.pid), postgres: await cpuSecondsOf('postgres'), redis: await cpuSecondsOf('redis-server') };
+  const start = performance.now();
+  const requests = Math.ceil(BURST_EVENTS / BURST_BATCH);
+  let refused = 0;
+  await pooled(requests, BURST_REQUESTS_AT_ONCE, async (r) => {
+    const { status, json } = await postJson(url, INGEST_TOKEN, JSON.stringify({ events: events.slice(r * BURST_BATCH, (r + 1) * BURST_BATCH) }));
+    if (status !== 202 || json.accepted !== Math.min(BURST_BATCH, BURST_EVENTS - r * BURST_BATCH)) refused++;
+  });
+  const ingestedAt = performance.now();
+  let timedOut = false;
+  const end = await accepted.catch((error: Error) => {
+    timedOut = true;
+    log(error.message);
+    return performance.now();
+  });
+  const cpuAfter = { node: await cpuSeconds(server.pid), postgres: await cpuSecondsOf('postgres'), redis: await cpuSecondsOf('redis-server') };
+  const elapsed = end - start;
+  const rate = sink.accepted / (elapsed / 1000);
+  const perThousand = (s: number) => round((s / Math.max(1, sink.accepted)) * 1000, 2);
+  const cpu = { node: perThousand(cpuAfter.node - cpuBefore.node), postgres: perThousand(cpuAfter.postgres - cpuBefore.postgres), redis: perThousand(cpuAfter.redis - cpuBefore.redis) };
+  log(`${requests} requests answered in ${seconds(ingestedAt - start)}; first request → last accept: ${round(rate)} e-mails/s (${seconds(elapsed)}); CPU s per 1,000 e-mails: ours ${cpu.node}, PostgreSQL ${cpu.postgres}, Redis ${cpu.redis}`);
+  await stopChild(res, server);
+  const { rows: statuses } = await db.pool.query<{ status: string; n: number }>('SELECT status::text, count(*)::int AS n FROM deliveries GROUP BY 1');
+  const after = await raw();
+  const sent = statuses.find((row) => row.status === 'sent')?.n ?? 0;
+  const ok = !timedOut && refused === 0 && sent === BURST_EVENTS;
+  if (!ok) log(`CHECK FAILED: ${refused} requests refused, ${sent} deliveries sent of ${BURST_EVENTS}`);
+  return {
+    measures: { burst: ratioMeasure('one-event e-mails (first request → last accept)', 'e-mails/s', rate, [before, after], 0.8, ok) },
+    details: {
+      events: BURST_EVENTS,
+      requests,
+      events_per_request: BURST_BATCH,
+      requests_at_once: BURST_REQUESTS_AT_ONCE,
+      ingest_seconds: round((ingestedAt - start) / 1000, 3),
+      seconds: round(elapsed / 1000, 3),
+      cpu_seconds_per_1000_emails: cpu,
+      deliveries_by_status: Object.fromEntries(statuses.map((row) => [row.status, row.n])),
+      server: `child process, all roles, defaults: MAIL_CONCURRENCY ${MAIL_CONCURRENCY}, SMTP_MAX_CONNECTIONS ${SMTP_MAX_CONNECTIONS}, DATABASE_POOL_SIZE 10`,
+      baseline: `nodemailer pooled transport in a child process (maxConnections ${SMTP_MAX_CONNECTIONS}), ${BURST_EVENTS} copies of one rendered one-event e-mail (the digest template with one event), ${MAIL_CONCURRENCY} in flight`,
+    },
+  };
+}

@@ -8,8 +8,8 @@ import { performance } from 'node:perf_hooks';
 import { mulberry32, numberFromEnv, pooled, round } from '../support/common';
 import { MAIL_CONCURRENCY, rawMailRate, SMTP_MAX_CONNECTIONS } from '../support/mail-baseline';
 import { SCOPES } from '../support/notify';
-import { INGEST_TOKEN, newSchema, postJson, processEnv, stopChild } from '../support/pipeline';
-import { cpuSeconds, cpuSecondsOf } from '../support/proc';
+import { acceptedOrTimedOut, deliveryCounts, INGEST_TOKEN, newSchema, postJson, processEnv, stopChild } from '../support/pipeline';
+import { cpuMeter } from '../support/proc';
 import { Resources, startSink } from '../support/processes';
 import { log, ratioMeasure, seconds, type PartReport } from '../support/report';
 import { seedInstantRules, wireEvent } from '../support/seed';
@@ -38,7 +38,7 @@ export async function run(res: Resources): Promise<PartReport> {
   const url = `http://127.0.0.1:${server.ready.port}/v1/ingest/events`;
   sink.reset();
   const accepted = sink.waitFor(BURST_EVENTS, 900_000);
-  const cpuBefore = { node: await cpuSeconds(server.pid), postgres: await cpuSecondsOf('postgres'), redis: await cpuSecondsOf('redis-server') };
+  const cpuSince = await cpuMeter(server.pid);
   const start = performance.now();
   const requests = Math.ceil(BURST_EVENTS / BURST_BATCH);
   let refused = 0;
@@ -47,22 +47,14 @@ export async function run(res: Resources): Promise<PartReport> {
     if (status !== 202 || json.accepted !== Math.min(BURST_BATCH, BURST_EVENTS - r * BURST_BATCH)) refused++;
   });
   const ingestedAt = performance.now();
-  let timedOut = false;
-  const end = await accepted.catch((error: Error) => {
-    timedOut = true;
-    log(error.message);
-    return performance.now();
-  });
-  const cpuAfter = { node: await cpuSeconds(server.pid), postgres: await cpuSecondsOf('postgres'), redis: await cpuSecondsOf('redis-server') };
+  const { end, timedOut } = await acceptedOrTimedOut(accepted, log);
+  const cpu = await cpuSince(sink.accepted, 1000);
   const elapsed = end - start;
   const rate = sink.accepted / (elapsed / 1000);
-  const perThousand = (s: number) => round((s / Math.max(1, sink.accepted)) * 1000, 2);
-  const cpu = { node: perThousand(cpuAfter.node - cpuBefore.node), postgres: perThousand(cpuAfter.postgres - cpuBefore.postgres), redis: perThousand(cpuAfter.redis - cpuBefore.redis) };
   log(`${requests} requests answered in ${seconds(ingestedAt - start)}; first request → last accept: ${round(rate)} e-mails/s (${seconds(elapsed)}); CPU s per 1,000 e-mails: ours ${cpu.node}, PostgreSQL ${cpu.postgres}, Redis ${cpu.redis}`);
   await stopChild(res, server);
-  const { rows: statuses } = await db.pool.query<{ status: string; n: number }>('SELECT status::text, count(*)::int AS n FROM deliveries GROUP BY 1');
+  const { byStatus, sent } = await deliveryCounts(db);
   const after = await raw();
-  const sent = statuses.find((row) => row.status === 'sent')?.n ?? 0;
   const ok = !timedOut && refused === 0 && sent === BURST_EVENTS;
   if (!ok) log(`CHECK FAILED: ${refused} requests refused, ${sent} deliveries sent of ${BURST_EVENTS}`);
   return {
@@ -75,7 +67,7 @@ export async function run(res: Resources): Promise<PartReport> {
       ingest_seconds: round((ingestedAt - start) / 1000, 3),
       seconds: round(elapsed / 1000, 3),
       cpu_seconds_per_1000_emails: cpu,
-      deliveries_by_status: Object.fromEntries(statuses.map((row) => [row.status, row.n])),
+      deliveries_by_status: byStatus,
       server: `child process, all roles, defaults: MAIL_CONCURRENCY ${MAIL_CONCURRENCY}, SMTP_MAX_CONNECTIONS ${SMTP_MAX_CONNECTIONS}, DATABASE_POOL_SIZE 10`,
       baseline: `nodemailer pooled transport in a child process (maxConnections ${SMTP_MAX_CONNECTIONS}), ${BURST_EVENTS} copies of one rendered one-event e-mail (the digest template with one event), ${MAIL_CONCURRENCY} in flight`,
     },

@@ -4,7 +4,7 @@
 
 import { performance } from 'node:perf_hooks';
 import { mulberry32, numberFromEnv, pooled, round } from '../support/common';
-import { ADMIN_TOKEN, newSchema, postJson, processEnv, stopChild } from '../support/pipeline';
+import { acceptedOrTimedOut, ADMIN_TOKEN, deliveryCounts, newSchema, postJson, processEnv, stopChild } from '../support/pipeline';
 import { MAIL_CONCURRENCY, rawMailRate, SMTP_MAX_CONNECTIONS } from '../support/mail-baseline';
 import { Resources, startSink } from '../support/processes';
 import { log, ratioMeasure, seconds, type PartReport } from '../support/report';
@@ -49,23 +49,16 @@ export async function run(res: Resources): Promise<PartReport> {
   });
   const flushedAt = performance.now();
   log(`${rules.length} flushes answered in ${seconds(flushedAt - start)} (${sink.accepted} e-mails accepted by then)`);
-  let timedOut = false;
-  const end = await accepted.catch((error: Error) => {
-    timedOut = true;
-    log(error.message);
-    return performance.now();
-  });
+  const { end, timedOut } = await acceptedOrTimedOut(accepted, log);
   const elapsed = end - start;
   const rate = sink.accepted / (elapsed / 1000);
   log(`flush → e-mails: ${round(rate)} e-mails/s (${seconds(elapsed)})`);
   const connections = sink.connections - connectionsBefore;
   await stopChild(res, server);
-  const { rows: statuses } = await db.pool.query<{ status: string; n: number }>('SELECT status::text, count(*)::int AS n FROM deliveries GROUP BY 1');
+  const { byStatus, created, sent } = await deliveryCounts(db);
   const { rows: left } = await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM matches WHERE status = 'pending'`);
 
   const after = await raw();
-  const created = statuses.reduce((sum, row) => sum + row.n, 0);
-  const sent = statuses.find((row) => row.status === 'sent')?.n ?? 0;
   // A flush answers with the deliveries its own transaction made; when the scheduler's digest job for the
   // flushed period (due now) gets there first, the e-mail still goes once but the answer says 0.
   const ok = !timedOut && flushedMatches === matches && created === rules.length && sent === rules.length && left[0]!.n === 0;
@@ -83,7 +76,7 @@ export async function run(res: Resources): Promise<PartReport> {
       flushed_matches: flushedMatches,
       deliveries_created: created,
       deliveries_in_flush_answers: flushedDeliveries,
-      deliveries_by_status: Object.fromEntries(statuses.map((row) => [row.status, row.n])),
+      deliveries_by_status: byStatus,
       pending_matches_after: left[0]!.n,
       smtp_connections_opened: connections,
       server: `child process, all roles, defaults: MAIL_CONCURRENCY ${MAIL_CONCURRENCY}, SMTP_MAX_CONNECTIONS ${SMTP_MAX_CONNECTIONS}, DATABASE_POOL_SIZE 10; flushes over HTTP (POST /admin/v1/notification-rules/{id}/flush), ${FLUSH_CONCURRENCY} at a time`,

@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { mulberry32, numberFromEnv, percentile, round, sleep } from '../support/common';
 import { SCOPES } from '../support/notify';
 import { INGEST_TOKEN, newSchema, postJson, processEnv, stopChild } from '../support/pipeline';
-import { cpuSeconds, cpuSecondsOf } from '../support/proc';
+import { cpuMeter } from '../support/proc';
 import { Resources, startSink } from '../support/processes';
 import { limitMeasure, log, type PartReport } from '../support/report';
 import { seedInstantRules, wireEvent } from '../support/seed';
@@ -79,17 +79,15 @@ export async function run(res: Resources): Promise<PartReport> {
   acceptedAt202.clear();
   sentAt.clear();
   const errorsBefore = errors.length;
-  const cpuBefore = { node: await cpuSeconds(server.pid), postgres: await cpuSecondsOf('postgres'), redis: await cpuSecondsOf('redis-server') };
+  const cpuSince = await cpuMeter(server.pid);
   const sendSeconds = await run(INSTANT_WARMUP, measuredCount);
   let timedOut = false;
   await sink.waitFor(measuredCount, 120_000).catch((error: Error) => {
     timedOut = true;
     log(error.message);
   });
-  const cpuAfter = { node: await cpuSeconds(server.pid), postgres: await cpuSecondsOf('postgres'), redis: await cpuSecondsOf('redis-server') };
   // CPU per event end to end (ingest, match, deliver, send), in ms: our process, PostgreSQL, Redis.
-  const perEvent = (seconds: number) => round((seconds / measuredCount) * 1000, 2);
-  const cpuMs = { node: perEvent(cpuAfter.node - cpuBefore.node), postgres: perEvent(cpuAfter.postgres - cpuBefore.postgres), redis: perEvent(cpuAfter.redis - cpuBefore.redis) };
+  const cpuMs = await cpuSince(measuredCount, 1000);
   log(`CPU per event (ms): ours ${cpuMs.node}, PostgreSQL ${cpuMs.postgres}, Redis ${cpuMs.redis}; total ${round(cpuMs.node + cpuMs.postgres + cpuMs.redis, 2)}`);
   const latencies: number[] = [];
   let missing = 0;

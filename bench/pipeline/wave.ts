@@ -8,8 +8,8 @@
 import { performance } from 'node:perf_hooks';
 import { mulberry32, numberFromEnv, round } from '../support/common';
 import { MAIL_CONCURRENCY, rawMailRate, SMTP_MAX_CONNECTIONS } from '../support/mail-baseline';
-import { newSchema, processEnv, stopChild } from '../support/pipeline';
-import { cpuSeconds, cpuSecondsOf } from '../support/proc';
+import { acceptedOrTimedOut, deliveryCounts, newSchema, processEnv, stopChild } from '../support/pipeline';
+import { cpuMeter } from '../support/proc';
 import { Resources, startSink } from '../support/processes';
 import { log, ratioMeasure, seconds, type PartReport } from '../support/report';
 import { seedDigestRules } from '../support/seed';
@@ -37,33 +37,20 @@ export async function run(res: Resources): Promise<PartReport> {
   sink.reset();
   const connectionsBefore = sink.connections;
   const accepted = sink.waitFor(rules.length, 900_000);
-  const cpuBefore = { node: await cpuSeconds(server.pid), postgres: await cpuSecondsOf('postgres'), redis: await cpuSecondsOf('redis-server') };
+  const cpuSince = await cpuMeter(server.pid);
   const start = performance.now();
   await db.pool.query(`UPDATE matches SET due_at = now() - interval '1 second' WHERE status = 'pending'`);
-  let timedOut = false;
-  const end = await accepted.catch((error: Error) => {
-    timedOut = true;
-    log(error.message);
-    return performance.now();
-  });
-  const cpuAfter = { node: await cpuSeconds(server.pid), postgres: await cpuSecondsOf('postgres'), redis: await cpuSecondsOf('redis-server') };
+  const { end, timedOut } = await acceptedOrTimedOut(accepted, log);
+  const cpu = await cpuSince(sink.accepted, 1000);
   const elapsed = end - start;
   const rate = sink.accepted / (elapsed / 1000);
-  const perThousand = (seconds: number) => round((seconds / Math.max(1, sink.accepted)) * 1000, 2);
-  const cpu = {
-    node: perThousand(cpuAfter.node - cpuBefore.node),
-    postgres: perThousand(cpuAfter.postgres - cpuBefore.postgres),
-    redis: perThousand(cpuAfter.redis - cpuBefore.redis),
-  };
   log(`due → e-mails: ${round(rate)} e-mails/s (${seconds(elapsed)}); CPU s per 1,000 e-mails: ours ${cpu.node}, PostgreSQL ${cpu.postgres}, Redis ${cpu.redis}`);
   const connections = sink.connections - connectionsBefore;
   await stopChild(res, server);
-  const { rows: statuses } = await db.pool.query<{ status: string; n: number }>('SELECT status::text, count(*)::int AS n FROM deliveries GROUP BY 1');
+  const { byStatus, created, sent } = await deliveryCounts(db);
   const { rows: left } = await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM matches WHERE status = 'pending'`);
 
   const after = await raw();
-  const created = statuses.reduce((sum, row) => sum + row.n, 0);
-  const sent = statuses.find((row) => row.status === 'sent')?.n ?? 0;
   const ok = !timedOut && created === rules.length && sent === rules.length && left[0]!.n === 0;
   if (!ok) log(`CHECK FAILED: ${created} deliveries (${sent} sent); ${left[0]!.n} matches still pending`);
   return {
@@ -73,7 +60,7 @@ export async function run(res: Resources): Promise<PartReport> {
       events_per_email: WAVE_EVENTS,
       seconds: round(elapsed / 1000, 3),
       cpu_seconds_per_1000_emails: cpu,
-      deliveries_by_status: Object.fromEntries(statuses.map((row) => [row.status, row.n])),
+      deliveries_by_status: byStatus,
       pending_matches_after: left[0]!.n,
       smtp_connections_opened: connections,
       server: `child process, all roles, defaults: MAIL_CONCURRENCY ${MAIL_CONCURRENCY}, SMTP_MAX_CONNECTIONS ${SMTP_MAX_CONNECTIONS}, DATABASE_POOL_SIZE 10, SCHEDULE_TICK_MS default`,

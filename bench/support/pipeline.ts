@@ -1,6 +1,7 @@
 // What the parts of `npm run bench:pipeline` share: the service's settings they start it with,
 // a fresh migrated schema, Redis connections and children they release, and a JSON POST.
 import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { DATABASE_URL, REDIS_URL } from './common';
 import { createDatabase, migrate, type Database } from './notify';
@@ -57,5 +58,22 @@ export async function postJson(url: string, token: string, body: string | undefi
     return { status: response.status, json: JSON.parse(text) as Record<string, unknown> };
   } catch {
     return { status: response.status, json: { body: text.slice(0, 500) } };
+  }
+}
+
+/** The deliveries of a part's schema by status, how many there are and how many were sent. */
+export async function deliveryCounts(db: Database): Promise<{ byStatus: Record<string, number>; created: number; sent: number }> {
+  const { rows } = await db.pool.query<{ status: string; n: number }>('SELECT status::text, count(*)::int AS n FROM deliveries GROUP BY 1');
+  const byStatus = Object.fromEntries(rows.map((row) => [row.status, row.n]));
+  return { byStatus, created: rows.reduce((sum, row) => sum + row.n, 0), sent: byStatus.sent ?? 0 };
+}
+
+/** When the sink accepted what `accepted` waits for, or now and timedOut when it gave up (logged). */
+export async function acceptedOrTimedOut(accepted: Promise<number>, log: (message: string) => void): Promise<{ end: number; timedOut: boolean }> {
+  try {
+    return { end: await accepted, timedOut: false };
+  } catch (error) {
+    log((error as Error).message);
+    return { end: performance.now(), timedOut: true };
   }
 }

@@ -28,3 +28,24 @@ export async function cpuSecondsOf(command: string): Promise<number> {
   }
   return total;
 }
+
+export interface CpuSplit {
+  /** Our process (the server child). */
+  node: number;
+  postgres: number;
+  redis: number;
+}
+
+/**
+ * Starts counting the CPU seconds of process `pid`, PostgreSQL's backends and Redis; the function
+ * it returns gives those used since, per `units` units of work times `per` (e.g. per 1,000 e-mails).
+ */
+export async function cpuMeter(pid: number): Promise<(units: number, per: number) => Promise<CpuSplit>> {
+  const read = async (): Promise<CpuSplit> => ({ node: await cpuSeconds(pid), postgres: await cpuSecondsOf('postgres'), redis: await cpuSecondsOf('redis-server') });
+  const before = await read();
+  return async (units, per) => {
+    const after = await read();
+    const share = (seconds: number) => Math.round((seconds / Math.max(1, units)) * per * 100) / 100;
+    return { node: share(after.node - before.node), postgres: share(after.postgres - before.postgres), redis: share(after.redis - before.redis) };
+  };
+}

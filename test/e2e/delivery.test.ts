@@ -203,6 +203,19 @@ describe('SMTP failures', () => {
     expect(t.smtp.received.filter((mail) => mail.to.includes(member.email))).toHaveLength(1);
   });
 
+  it('sends the e-mails of one send job on their own: a transient failure retries only the one still owed', async () => {
+    const org = await t.p.createOrg({ memberCount: 3 });
+    const [first, flaky, third] = org.members;
+    t.smtp.setVerdict(({ to, attempt }) => (to.includes(flaky!.email) && attempt === 1 ? { code: 451, message: 'Try again later' } : 'accept'));
+    // One rule, three members: their three deliveries are made together and go in one send job.
+    await t.p.createRule(org.key, { name: 'Together', scope: 'new_open_port_detected', members: org.members.map((member) => member.team_member_uuid) });
+    await t.p.ingest({ events: [makeEvent(org.id)] });
+    const retried = await deliveryOf(flaky!.email, 'sent');
+    expect(retried.attempts).toBe(2);
+    for (const member of [first!, third!]) expect((await deliveryOf(member.email, 'sent')).attempts).toBe(1);
+    for (const member of org.members) expect(t.smtp.received.filter((mail) => mail.to.includes(member.email))).toHaveLength(1);
+  });
+
   it('records a permanent failure (550) without retrying, and an operator can retry it', async () => {
     const org = await t.p.createOrg();
     const member = org.members[0]!;

@@ -6,6 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { mulberry32, numberFromEnv, pooled, round } from '../support/common';
 import { acceptedOrTimedOut, ADMIN_TOKEN, deliveryCounts, newSchema, postJson, processEnv, stopChild } from '../support/pipeline';
 import { MAIL_CONCURRENCY, rawMailRate, SMTP_MAX_CONNECTIONS } from '../support/mail-baseline';
+import { cpuMeter } from '../support/proc';
 import { Resources, startSink } from '../support/processes';
 import { log, ratioMeasure, seconds, type PartReport } from '../support/report';
 import { seedDigestRules } from '../support/seed';
@@ -38,6 +39,7 @@ export async function run(res: Resources): Promise<PartReport> {
   sink.reset();
   const connectionsBefore = sink.connections;
   const accepted = sink.waitFor(rules.length, 400_000);
+  const cpuSince = await cpuMeter(server.pid);
   let flushedMatches = 0;
   let flushedDeliveries = 0;
   const start = performance.now();
@@ -50,9 +52,10 @@ export async function run(res: Resources): Promise<PartReport> {
   const flushedAt = performance.now();
   log(`${rules.length} flushes answered in ${seconds(flushedAt - start)} (${sink.accepted} e-mails accepted by then)`);
   const { end, timedOut } = await acceptedOrTimedOut(accepted, log);
+  const cpu = await cpuSince(sink.accepted, 1000);
   const elapsed = end - start;
   const rate = sink.accepted / (elapsed / 1000);
-  log(`flush → e-mails: ${round(rate)} e-mails/s (${seconds(elapsed)})`);
+  log(`flush → e-mails: ${round(rate)} e-mails/s (${seconds(elapsed)}); CPU s per 1,000 e-mails: ours ${cpu.node}, PostgreSQL ${cpu.postgres}, Redis ${cpu.redis}`);
   const connections = sink.connections - connectionsBefore;
   await stopChild(res, server);
   const { byStatus, created, sent } = await deliveryCounts(db);
@@ -73,6 +76,7 @@ export async function run(res: Resources): Promise<PartReport> {
       flush_concurrency: FLUSH_CONCURRENCY,
       flush_seconds: round((flushedAt - start) / 1000, 3),
       seconds: round(elapsed / 1000, 3),
+      cpu_seconds_per_1000_emails: cpu,
       flushed_matches: flushedMatches,
       deliveries_created: created,
       deliveries_in_flush_answers: flushedDeliveries,

@@ -1,5 +1,5 @@
 import { poolOf, type DatabaseHandle } from '../client';
-import type { DeliveryEvent } from './claim-delivery';
+import type { DeliveryEvent } from './claim-deliveries';
 
 export interface TestDelivery {
   id: string;

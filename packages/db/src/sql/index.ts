@@ -19,18 +19,18 @@ export { noticeFindings, forgetOldFindings, type Finding } from './notice-findin
 // schedule
 export { findDuePeriods } from './find-due-periods';
 // deliver
-export { lockRule, lockRules } from './lock-rule';
-export { periodsWithDeliveries } from './period-has-deliveries';
+export { lockRules } from './lock-rules';
+export { periodsWithDeliveries } from './periods-with-deliveries';
 export { rekeyPendingMatches } from './rekey-pending-matches';
 export { movePendingMatches } from './move-pending-matches';
 export { createDeliveries } from './create-deliveries';
 // send
-export { claimDeliveries, type ClaimedDelivery, type DeliveryEvent } from './claim-delivery';
+export { claimDeliveries, type ClaimedDelivery, type DeliveryEvent } from './claim-deliveries';
 export { cancelDelivery } from './cancel-delivery';
 export { releaseDelivery } from './release-delivery';
 export { postponeDelivery } from './postpone-delivery';
 export { recordFailedAttempt } from './record-failed-attempt';
-export { markDeliveriesSent } from './mark-delivery-sent';
+export { markDeliveriesSent } from './mark-deliveries-sent';
 export { suppressDelivery } from './suppress-delivery';
 export { markBouncing } from './mark-bouncing';
 export { findDeliveryStatus } from './find-delivery-status';

@@ -1,6 +1,6 @@
 import type { Scope } from '@notify/core';
 import { poolOf, type DatabaseHandle } from '../client';
-import type { DeliveryEvent } from './claim-delivery';
+import type { DeliveryEvent } from './claim-deliveries';
 import { EVENT_JSON } from './event-json';
 
 /** What a rule's strategy and its renotify window read of a stored event, and where to find it again. */

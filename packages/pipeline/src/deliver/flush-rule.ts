@@ -1,5 +1,5 @@
 import { NotFound, isUuid, periodKeys } from '@notify/core';
-import { lockRule, movePendingMatches, withTransaction } from '@notify/db';
+import { lockRules, movePendingMatches, withTransaction } from '@notify/db';
 import type { PipelineContext } from '../context';
 import { deliverInTransaction } from './deliver';
 
@@ -13,7 +13,7 @@ export async function flushRule(ctx: PipelineContext, ruleId: string): Promise<{
   const now = ctx.now();
   const periodKey = periodKeys.flush(now);
   const { moved, deliveryIds } = await withTransaction(ctx.db, async (tx) => {
-    if (!(await lockRule(tx, ruleId))) throw new NotFound('Notification rule not found.');
+    if (!(await lockRules(tx, [ruleId])).size) throw new NotFound('Notification rule not found.');
     const moved = await movePendingMatches(tx, ruleId, periodKey, now);
     return { moved, deliveryIds: moved ? await deliverInTransaction(tx, [{ ruleId, periodKey }], now) : [] };
   });

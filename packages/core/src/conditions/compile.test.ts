@@ -21,6 +21,25 @@ describe('operators', () => {
     [c('data.cves', 'eq', 'cve-2024-2'), true],
   ])('eq %j -> %s', (condition, expected) => expect(holds(condition, EVENT)).toBe(expected));
 
+  // eq ignores case as String.prototype.toLowerCase does, also where a lowered string changes
+  // length (U+0130) or a non-ASCII letter lowers to ASCII (U+212A, the Kelvin sign).
+  it.each<[string, string, boolean]>([
+    ['WWW.Example.COM', 'www.example.com', true],
+    ['www.example.com', 'WWW.EXAMPLE.COM', true],
+    ['www.example.con', 'www.example.com', false],
+    ['www.example.co', 'www.example.com', false],
+    ['\u212Aey', 'key', true],
+    ['\u212Aex', 'key', false],
+    ['\u0130d', 'id', false],
+    ['\u0130d', 'i\u0307d', true],
+    ['i\u0307d', '\u0130D', true],
+    ['Ünï', 'üNÏ', true],
+    ['', '', true],
+  ])('eq on %j with %j -> %s', (asset, value, expected) => {
+    expect(holds(c('asset', 'eq', value), { ...EVENT, asset })).toBe(expected);
+    expect(asset.toLowerCase() === value.toLowerCase()).toBe(expected);
+  });
+
   it.each<[Condition, boolean]>([
     [c('severity', 'in', ['critical', 'High']), true],
     [c('severity', 'in', ['info', 'low']), false],

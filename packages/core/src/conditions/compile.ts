@@ -136,7 +136,31 @@ function orderTest(type: 'gte' | 'lte', kind: FieldKind, bound: unknown): Test |
 function equalTo(wanted: string | number | boolean): Test {
   if (typeof wanted !== 'string') return (item) => item === wanted;
   const lower = wanted.toLowerCase();
-  return (item) => typeof item === 'string' && item.toLowerCase() === lower;
+  if (!isAscii(lower)) return (item) => typeof item === 'string' && item.toLowerCase() === lower;
+  return (item) => typeof item === 'string' && equalsAsciiIgnoringCase(item, lower);
+}
+
+function isAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) >= 0x80) return false;
+  return true;
+}
+
+/**
+ * `item.toLowerCase() === lower` for an all-ASCII `lower`, without making the lowered copy (this
+ * runs for every rule and silence an event meets). Lowering keeps every code unit in place except
+ * U+0130, whose lowered form holds the non-ASCII U+0307 and so can never equal an ASCII string:
+ * strings of other lengths differ, and an ASCII unit that differs decides. A non-ASCII unit
+ * (the Kelvin sign lowers to "k") takes the full comparison.
+ */
+function equalsAsciiIgnoringCase(item: string, lower: string): boolean {
+  if (item.length !== lower.length) return false;
+  for (let i = 0; i < item.length; i++) {
+    let unit = item.charCodeAt(i);
+    if (unit >= 0x80) return item.toLowerCase() === lower;
+    if (unit >= 0x41 && unit <= 0x5a) unit += 0x20;
+    if (unit !== lower.charCodeAt(i)) return false;
+  }
+  return true;
 }
 
 /** A field holding an array matches when any element does. */

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { Type, type Static } from 'typebox';
 import { SCOPES, SEVERITIES, type Scope, type Severity } from '../scopes';
 import { Nullable } from '../validation/schema-helpers';
@@ -165,5 +165,5 @@ export function toWireEvent(event: EventInput): unknown {
  */
 export function findingKey(event: { scope: string; asset: string; title: string; fingerprint?: string | null }): string {
   const identity = event.fingerprint ? `f\u0000${event.fingerprint}` : `d\u0000${event.scope}\u0000${event.asset}\u0000${event.title}`;
-  return createHash('sha256').update(identity).digest().readBigInt64BE(0).toString();
+  return hash('sha256', identity, 'buffer').readBigInt64BE(0).toString();
 }

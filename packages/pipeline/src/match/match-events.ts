@@ -1,5 +1,5 @@
 import { findingKey, periodKeys, type MatchableEvent } from '@notify/core';
-import { countSilenced, lockUnmatchedEvents, noticeFindings, markEventsMatched, openCoalescingWindows, recordMatches, withTransaction, type NewMatch, type Transaction, type UnmatchedEvent } from '@notify/db';
+import { countSilenced, lockUnmatchedEvents, noticeFindings, markEventsMatched, openCoalescingWindows, recordMatches, withTransaction, type Finding, type NewMatch, type Transaction, type UnmatchedEvent } from '@notify/db';
 import type { PipelineContext } from '../context';
 import type { IndexedRule, RuleIndex } from '../rules/rule-index';
 import { deliverInTransaction } from '../deliver/deliver';
@@ -31,6 +31,7 @@ export interface MatchResult {
 async function takeNews(tx: Transaction, candidates: readonly Candidate[], now: Date): Promise<Set<Candidate>> {
   const news = new Set<Candidate>();
   const firstOf = new Map<string, Candidate>();
+  const findings: Finding[] = [];
   // An event matched by several rules is hashed once.
   const findingKeys = new Map<UnmatchedEvent, string>();
   for (const candidate of candidates) {
@@ -44,15 +45,14 @@ async function takeNews(tx: Transaction, candidates: readonly Candidate[], now: 
       findingKeys.set(candidate.event, finding);
     }
     const key = `${candidate.rule.id}|${finding}`;
-    if (!firstOf.has(key)) firstOf.set(key, candidate);
+    if (firstOf.has(key)) continue;
+    firstOf.set(key, candidate);
+    findings.push({ ruleId: candidate.rule.id, findingKey: finding });
   }
-  if (!firstOf.size) return news;
-  const taken = await noticeFindings(
-    tx,
-    [...firstOf.keys()].map((key) => ({ ruleId: key.slice(0, key.indexOf('|')), findingKey: key.slice(key.indexOf('|') + 1) })),
-    now,
-  );
-  for (const [key, candidate] of firstOf) if (taken.has(key)) news.add(candidate);
+  if (!findings.length) return news;
+  const taken = await noticeFindings(tx, findings, now);
+  let i = 0;
+  for (const candidate of firstOf.values()) if (taken[i++]) news.add(candidate);
   return news;
 }
 

@@ -1,6 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { compileFilters, SILENCE_FIELDS, type Frequency, type MatchableEvent, type Predicate, type Scope } from '@notify/core';
-import { loadEnabledRules, loadSilences, type DatabaseHandle, type EnabledRule, type UnexpiredSilence } from '@notify/db';
+import { compileFilters, type Frequency, type MatchableEvent, type Predicate, type Scope } from '@notify/core';
+import { loadEnabledRules, loadSilences, type DatabaseHandle, type EnabledRule } from '@notify/db';
+import { silencesByOrganization, type IndexedSilence, type SilenceSet } from './silence-set';
 
 /**
  * How long matching evaluates before it lets the rest of the process run. The cost budget of
@@ -35,36 +36,6 @@ export interface IndexedRule {
 
 const MATCH_ALL: Predicate = () => true;
 
-/** A silence not yet expired, as the match stage holds it: filters compiled once. */
-export interface IndexedSilence {
-  id: string;
-  /** null: every rule of the organization. */
-  ruleIds: ReadonlySet<string> | null;
-  startsAt: number;
-  endsAt: number;
-  covers: Predicate;
-}
-
-function toIndexedSilence(row: UnexpiredSilence): IndexedSilence {
-  return {
-    id: row.id,
-    ruleIds: row.rule_ids?.length ? new Set(row.rule_ids) : null,
-    startsAt: row.starts_at.getTime(),
-    endsAt: row.ends_at.getTime(),
-    covers: compileFilters(row.filters, SILENCE_FIELDS),
-  };
-}
-
-function silencesByOrganization(rows: readonly UnexpiredSilence[]): Map<string, IndexedSilence[]> {
-  const byOrganization = new Map<string, IndexedSilence[]>();
-  for (const row of rows) {
-    const list = byOrganization.get(row.organization_id);
-    if (list) list.push(toIndexedSilence(row));
-    else byOrganization.set(row.organization_id, [toIndexedSilence(row)]);
-  }
-  return byOrganization;
-}
-
 function toIndexed(row: EnabledRule): IndexedRule {
   const empty = !row.strategy || (row.strategy.must.length === 0 && row.strategy.should.length === 0 && row.strategy.must_not.length === 0);
   return {
@@ -92,7 +63,7 @@ export class RuleIndex {
   private byKey = new Map<string, IndexedRule[]>();
   private byId = new Map<string, IndexedRule>();
   /** Unexpired silences by organization (few: SILENCE_LIMITS bounds them). */
-  private silences = new Map<string, IndexedSilence[]>();
+  private silences = new Map<string, SilenceSet>();
 
   get size(): number {
     return this.byId.size;
@@ -104,16 +75,6 @@ export class RuleIndex {
 
   rulesFor(organizationId: string, scope: string): readonly IndexedRule[] {
     return this.byKey.get(keyOf(organizationId, scope)) ?? [];
-  }
-
-  /** The silence, active at `now`, that covers `event` for `rule`, if any. */
-  silenceFor(rule: IndexedRule, event: MatchableEvent, now: number): string | undefined {
-    const silences = this.silences.get(rule.organizationId);
-    if (!silences) return undefined;
-    for (const silence of silences) {
-      if (silence.startsAt <= now && now < silence.endsAt && (!silence.ruleIds || silence.ruleIds.has(rule.id)) && silence.covers(event)) return silence.id;
-    }
-    return undefined;
   }
 
   /**
@@ -132,11 +93,15 @@ export class RuleIndex {
     let evaluations = 0;
     for (const event of events) {
       const matchable = toMatchable(event);
+      // An event's silences are looked at once, when its first rule matches: they depend on the
+      // event alone, but for the rules a silence names.
+      let covering: readonly IndexedSilence[] | undefined;
       // A refresh during a turn replaces the list rather than changing it, so this one stays whole.
       for (const rule of this.rulesFor(event.organization_id, event.scope)) {
         if (rule.matches(matchable)) {
-          const silenceId = this.silenceFor(rule, matchable, at);
-          matched.push(silenceId ? { rule, event, silenceId } : { rule, event });
+          covering ??= this.silences.get(event.organization_id)?.covering(matchable, at) ?? [];
+          const silence = covering.length ? covering.find((s) => !s.ruleIds || s.ruleIds.has(rule.id)) : undefined;
+          matched.push({ rule, event, silenceId: silence?.id });
         }
         // The clock is read every CLOCK_EVERY evaluations, not per rule: even the costliest strategy
         // the budget allows (about 0.7 ms) keeps a slice near EVALUATION_SLICE_MS.

@@ -23,7 +23,10 @@ export async function createDeliveries(tx: Transaction, periods: ReadonlyArray<{
           SET status = CASE WHEN r.enabled AND EXISTS (SELECT 1 FROM notification_rule_members rm WHERE rm.rule_id = r.id AND rm.unsubscribed_at IS NULL)
                             THEN 'delivered'::match_status ELSE 'dropped'::match_status END
          FROM wanted w, notification_rules r
-        WHERE m.rule_id = w.rule_id AND m.period_key = w.period_key AND m.status = 'pending' AND r.id = m.rule_id
+        -- status as text: never through the status index, whose pending rows may be a whole day's
+        -- digests; the (rule, period) index finds a period's matches however old the statistics
+        -- this prepared plan was made with (a fresh month's partition has none).
+        WHERE m.rule_id = w.rule_id AND m.period_key = w.period_key AND m.status::text = 'pending' AND r.id = m.rule_id
        RETURNING m.rule_id, m.period_key, m.organization_id, m.event_id, m.event_received_at, m.audience, m.created_at, m.status
      ), recipients AS (
        SELECT t.rule_id, t.period_key, t.organization_id, t.event_id, t.event_received_at, t.audience, e.received_at,

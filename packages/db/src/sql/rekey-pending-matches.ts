@@ -6,7 +6,7 @@ export async function rekeyPendingMatches(tx: Transaction, moves: ReadonlyArray<
   await clientOf(tx).query(named('rekey-pending-matches',
     `UPDATE matches m SET period_key = v.to_key
        FROM unnest($1::uuid[], $2::text[], $3::text[]) AS v(rule_id, from_key, to_key)
-      WHERE m.rule_id = v.rule_id AND m.period_key = v.from_key AND m.status = 'pending'`,
+      WHERE m.rule_id = v.rule_id AND m.period_key = v.from_key AND m.status::text = 'pending'`,
     [moves.map((move) => move.ruleId), moves.map((move) => move.fromKey), moves.map((move) => move.toKey)],
   ));
 }

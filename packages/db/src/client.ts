@@ -71,10 +71,11 @@ export function named(name: string, text: string, values: unknown[]): pg.QueryCo
  * An array parameter of values that need no quoting in PostgreSQL's array syntax (uuids, integers
  * in decimal), written as one literal: pg quotes and escapes every element of a JavaScript array,
  * which for the thousands of ids of a hot statement costs more than the statement's own parse.
- * Only for values the process itself made or read back from the database, never for callers' text.
+ * Only for values the process itself made or read back from the database, never for callers' text
+ * (nor for '', which the syntax must quote); null is NULL.
  */
-export function plainArray(values: readonly (string | number | bigint)[]): string {
-  return `{${values.join(',')}}`;
+export function plainArray(values: readonly (string | number | bigint | null)[]): string {
+  return `{${values.map((value) => value ?? 'NULL').join(',')}}`;
 }
 
 export function quoteIdent(identifier: string): string {

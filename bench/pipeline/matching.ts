@@ -214,7 +214,7 @@ export async function run(res: Resources): Promise<PartReport> {
   const noisyOk = noisyLeft === 0 && noisy.failedJobs === 0;
   return {
     measures: {
-      matching: ratioMeasure(`matching (${rules.length / 1000}k rules)`, 'events/s', rate, [before, after2], 0.5, ok),
+      matching: ratioMeasure(`matching (${rules.length / 1000}k rules)`, 'events/s', rate, [before, after2], 0.7, ok),
       matcher_rss_loaded: limitMeasure('matcher RSS, index loaded', 'MB', mb(loaded.rss), 400),
       matcher_rss_after: limitMeasure('matcher RSS, after matching', 'MB', mb(after.memory.rss), 400),
       // Against the plain matcher from the same reset tables, in the same run: silences and renotify may cost at most 15%.

@@ -3,12 +3,16 @@ import { clientOf, named, type Transaction } from '../client';
 
 /** A stored event (core's EventRecord) with the fields matching reads, and when it was received (its partition). */
 export type UnmatchedEvent = Pick<EventRecord, 'organization_id' | 'id' | 'scope' | 'occurred_at' | 'asset' | 'asset_type' | 'severity' | 'tags' | 'title' | 'data' | 'fingerprint'> & {
-  received_at: Date;
+  /**
+   * As PostgreSQL wrote it: it only goes back to PostgreSQL (the partition key of the event's
+   * matches and of its own update), so it is neither parsed nor formatted here.
+   */
+  received_at: string;
 };
 
 /** Events live in month partitions of received_at: `months` picks this month and later, or earlier ones. */
 const lockIn = (months: '>=' | '<') => `
-  SELECT e.organization_id, e.id, e.received_at, e.scope, e.occurred_at, e.asset, e.asset_type, e.severity, e.tags, e.title, e.data, e.fingerprint
+  SELECT e.organization_id, e.id, e.received_at::text AS received_at, e.scope, e.occurred_at, e.asset, e.asset_type, e.severity, e.tags, e.title, e.data, e.fingerprint
     FROM events e JOIN unnest($1::uuid[], $2::text[]) AS p(organization_id, id)
       ON e.organization_id = p.organization_id AND e.id = p.id
    WHERE e.matched_at IS NULL AND e.received_at ${months} date_trunc('month', now(), 'UTC')

@@ -4,8 +4,8 @@ export interface NewMatch {
   ruleId: string;
   organizationId: string;
   eventId: string;
-  /** The event's received_at: a match is stored in its event's month. */
-  eventReceivedAt: Date;
+  /** The event's received_at (or PostgreSQL's text of it): a match is stored in its event's month. */
+  eventReceivedAt: Date | string;
   periodKey: string;
   dueAt: Date;
   /** Default pending; silenced: held back by `silenceId`; repeat: a finding the rule took as news lately. Neither is delivered. */

@@ -1,0 +1,76 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findingKey } from '@notify/core';
+import { noticeFindings, recordMatches, withTransaction, type NewMatch } from '@notify/db';
+import { createTestDatabase } from '../support/database';
+
+// The match stage's two statements that answer one character per row given: which matches were
+// recorded (not there before) and which findings were news.
+describe('recordMatches and noticeFindings answer for each row given, in order', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  const org = randomUUID();
+  const rules = [randomUUID(), randomUUID()];
+  // Scanner-chosen ids travel as text: array syntax must not bend them.
+  const eventIds = ['plain', 'with,comma', 'with "quote" and \\backslash', '{braces}', 'NULL'];
+  const receivedAt = new Map<string, Date>();
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await db.pool.query(`INSERT INTO organizations (id, name) VALUES ($1, 'o')`, [org]);
+    await db.pool.query(
+      `INSERT INTO notification_rules (id, organization_id, name, scope, frequency, renotify_after_hours)
+       SELECT unnest($1::uuid[]), $2, 'r', 'asset_dns_changed', 'instant', 24`,
+      [rules, org],
+    );
+    const { rows } = await db.pool.query<{ id: string; received_at: Date }>(
+      `INSERT INTO events (organization_id, id, scope, occurred_at, asset, title)
+       SELECT $1, unnest($2::text[]), 'asset_dns_changed', now(), 'a.example', 't' RETURNING id, received_at`,
+      [org, eventIds],
+    );
+    for (const row of rows) receivedAt.set(row.id, row.received_at);
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  const match = (ruleId: string, eventId: string, extra: Partial<NewMatch> = {}): NewMatch => ({
+    ruleId, organizationId: org, eventId, eventReceivedAt: receivedAt.get(eventId)!, periodKey: 'k', dueAt: new Date(), ...extra,
+  });
+
+  it('returns the matches it recorded, status filled in, and leaves those recorded before as they were', async () => {
+    const now = new Date();
+    const first = [match(rules[0]!, 'plain'), match(rules[0]!, 'with,comma', { status: 'repeat' })];
+    const recorded = await withTransaction(db, (tx) => recordMatches(tx, first, now));
+    expect(recorded.map((m) => [m.eventId, m.status])).toEqual([['plain', 'pending'], ['with,comma', 'repeat']]);
+
+    // Again, with three new ones between the two old ones: only the new come back, in order.
+    const again = [
+      match(rules[0]!, 'plain'),
+      match(rules[1]!, 'plain', { audience: 'Europe/Berlin' }),
+      ...eventIds.slice(2).map((id) => match(rules[0]!, id, { audience: '' })),
+      match(rules[0]!, 'with,comma'),
+    ];
+    const second = await withTransaction(db, (tx) => recordMatches(tx, again, now));
+    expect(second.map((m) => [m.ruleId, m.eventId, m.audience])).toEqual([
+      [rules[1], 'plain', 'Europe/Berlin'],
+      ...eventIds.slice(2).map((id) => [rules[0], id, '']),
+    ]);
+    const { rows } = await db.pool.query<{ event_id: string; status: string }>(`SELECT event_id, status::text FROM matches WHERE rule_id = $1`, [rules[0]]);
+    const byEvent = Object.fromEntries(rows.map((row) => [row.event_id, row.status]));
+    expect(byEvent).toEqual(Object.fromEntries(eventIds.map((id) => [id, id === 'with,comma' ? 'repeat' : 'pending'])));
+  });
+
+  it('tells which findings are news, position by position, and a finding is news again after renotify_after_hours', async () => {
+    const keys = eventIds.map((id) => findingKey({ scope: 'asset_dns_changed', asset: 'a.example', title: id }));
+    const at = new Date('2026-11-25T12:00:00Z');
+    const first = await withTransaction(db, (tx) => noticeFindings(tx, keys.slice(0, 2).map((findingKey) => ({ ruleId: rules[0]!, findingKey })), at));
+    expect(first).toEqual([true, true]);
+
+    const mixed = [...keys.map((findingKey) => ({ ruleId: rules[0]!, findingKey })), { ruleId: rules[1]!, findingKey: keys[0]! }];
+    const later = new Date(at.getTime() + 3_600_000);
+    expect(await withTransaction(db, (tx) => noticeFindings(tx, mixed, later))).toEqual([false, false, true, true, true, true]);
+
+    const dayAfter = new Date(at.getTime() + 24 * 3_600_000);
+    expect(await withTransaction(db, (tx) => noticeFindings(tx, mixed.slice(0, 3), dayAfter))).toEqual([true, true, false]);
+  });
+});

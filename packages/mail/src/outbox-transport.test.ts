@@ -48,6 +48,36 @@ describe('outbox transport', () => {
     await outbox.close();
   });
 
+  it('sends the HTML as 7bit, other characters as references, unless a line is too long or a <style> holds one', async () => {
+    const outbox = createMailTransport({ outboxDir: dir });
+    const read = async (html: string) => {
+      await outbox.send(mail({ html }));
+      const raw = (await readFile(join(dir, '3f2b8c1e-delivery@notify.local.eml'))).toString('latin1');
+      const parsed = await simpleParser(raw);
+      const htmlPart = raw.slice(raw.indexOf('Content-Type: text/html'));
+      return { encoding: /Content-Transfer-Encoding: (\S+)/.exec(htmlPart)?.[1], html: parsed.html || '', crlfOnly: !/[^\r]\n/.test(htmlPart) };
+    };
+    const fromReferences = (html: string) => html.replace(/&#(\d+);/g, (_, code: string) => String.fromCodePoint(Number(code)));
+
+    const page = '<html><head><style>p{color:#333}</style></head>\n<body><p>acme.example · port 3389 — “rdp” 🔥</p>\n<p>ünïcödé</p></body></html>';
+    const seven = await read(page);
+    expect(seven.encoding).toBe('7bit');
+    expect(seven.crlfOnly).toBe(true);
+    expect(seven.html).toContain('&#183;');
+    expect(fromReferences(seven.html).replaceAll('\r\n', '\n')).toBe(page);
+
+    const longLine = `<p>${'x'.repeat(1200)} ·</p>`;
+    const long = await read(longLine);
+    expect(long.encoding).toBe('quoted-printable');
+    expect(long.html).toBe(longLine);
+
+    const styled = '<style>p::after{content:"·"}</style><p>é</p>';
+    const style = await read(styled);
+    expect(style.encoding).toBe('quoted-printable');
+    expect(style.html).toBe(styled);
+    await outbox.close();
+  });
+
   it('replaces the file when the same delivery is sent again, and leaves no temporary file', async () => {
     const outbox = createMailTransport({ outboxDir: dir });
     await outbox.send(mail({ text: 'first' }));

@@ -63,10 +63,63 @@ function bodyPart(content: string) {
   return { content: Buffer.from(content, 'utf8'), contentTransferEncoding: 'quoted-printable' as const };
 }
 
+/** The longest line a part may have unless encoded (RFC 5322 2.1.1), its CRLF apart. */
+const MAX_LINE_LENGTH = 998;
+const NON_ASCII = /[\u{80}-\u{10FFFF}]/u;
+const NON_ASCII_ALL = /[\u{80}-\u{10FFFF}]/gu;
+const reference = (character: string) => `&#${character.codePointAt(0)};`;
+
+/**
+ * HTML in ASCII: every other character as a numeric character reference, which a browser reads as
+ * the character itself; but inside <style> elements, where references are not read (the CSS is our
+ * template's own, ASCII, and a value never lands there).
+ */
+export function asciiHtml(html: string): string {
+  if (!NON_ASCII.test(html)) return html;
+  let ascii = '';
+  let at = 0;
+  for (;;) {
+    const style = html.indexOf('<style', at);
+    const end = style < 0 ? html.length : style;
+    ascii += html.slice(at, end).replace(NON_ASCII_ALL, reference);
+    if (style < 0) return ascii;
+    const close = html.indexOf('</style>', style);
+    at = close < 0 ? html.length : close + '</style>'.length;
+    ascii += html.slice(style, at);
+  }
+}
+
+/** `text` with CRLF line ends if it can travel as 7bit (ASCII, no NUL or CR, no line over 998), else null. */
+function sevenBitLines(text: string): string | null {
+  let length = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit === 0x0a) {
+      length = 0;
+      continue;
+    }
+    if (unit === 0 || unit === 0x0d || unit >= 0x80 || ++length > MAX_LINE_LENGTH) return null;
+  }
+  return text.split('\n').join('\r\n');
+}
+
+/**
+ * The HTML part. Written as references to ASCII it goes as 7bit, as it is, in a part we write
+ * ourselves (nodemailer takes 7bit only for lines of 76 or fewer, and otherwise encodes):
+ * quoted-printable cost 0.3 ms of CPU per one-event e-mail, about a tenth of sending it, and the
+ * SMTP stream's pass over the encoded bytes as much again. An HTML with a line too long for 7bit
+ * (a long value on one line) goes quoted-printable.
+ */
+function htmlPart(html: string) {
+  const lines = sevenBitLines(asciiHtml(html));
+  if (lines === null) return bodyPart(html);
+  return { raw: Buffer.from(`Content-Type: text/html; charset=utf-8\r\nContent-Transfer-Encoding: 7bit\r\n\r\n${lines}`, 'latin1') };
+}
+
 /** The nodemailer message of a mail: these fields and nothing else (no attachments, no file or URL access). */
 export function messageOptions(mail: OutgoingMail) {
   return {
-    from: mail.from, to: mail.to, subject: mail.subject, html: bodyPart(mail.html), text: bodyPart(mail.text), messageId: mail.messageId,
+    from: mail.from, to: mail.to, subject: mail.subject, html: htmlPart(mail.html), text: bodyPart(mail.text), messageId: mail.messageId,
     headers: mailHeaders(mail), textEncoding: 'quoted-printable' as const,
   };
 }

@@ -65,55 +65,69 @@ function bodyPart(content: string) {
 
 /** The longest line a part may have unless encoded (RFC 5322 2.1.1), its CRLF apart. */
 const MAX_LINE_LENGTH = 998;
-const NON_ASCII = /[\u{80}-\u{10FFFF}]/u;
-const NON_ASCII_ALL = /[\u{80}-\u{10FFFF}]/gu;
-const reference = (character: string) => `&#${character.codePointAt(0)};`;
 
-/**
- * HTML in ASCII: every other character as a numeric character reference, which a browser reads as
- * the character itself; but inside <style> elements, where references are not read (the CSS is our
- * template's own, ASCII, and a value never lands there).
- */
-export function asciiHtml(html: string): string {
-  if (!NON_ASCII.test(html)) return html;
-  let ascii = '';
-  let at = 0;
-  for (;;) {
-    const style = html.indexOf('<style', at);
-    const end = style < 0 ? html.length : style;
-    ascii += html.slice(at, end).replace(NON_ASCII_ALL, reference);
-    if (style < 0) return ascii;
-    const close = html.indexOf('</style>', style);
-    at = close < 0 ? html.length : close + '</style>'.length;
-    ascii += html.slice(style, at);
+/** Where `<style>` elements are in `html`: numeric references are not read inside them. */
+function styleRanges(html: string): Array<[number, number]> {
+  const ranges: Array<[number, number]> = [];
+  for (let at = html.indexOf('<style'); at >= 0; at = html.indexOf('<style', at)) {
+    const close = html.indexOf('</style>', at);
+    const end = close < 0 ? html.length : close + '</style>'.length;
+    ranges.push([at, end]);
+    at = end;
   }
+  return ranges;
 }
 
-/** `text` with CRLF line ends if it can travel as 7bit (ASCII, no NUL or CR, no line over 998), else null. */
-function sevenBitLines(text: string): string | null {
+/**
+ * The HTML as 7bit: ASCII, each other character as a numeric character reference (which a browser
+ * reads as the character itself), lines ending in CRLF. Null when it cannot be: a line longer than
+ * 998, a NUL or CR, or another character inside a <style> element (the CSS is our template's own,
+ * ASCII, and a value never lands there). One pass reads the characters and notes the few that are
+ * not ASCII; the copy is made by native slices (a first version that built it line by line, or
+ * through Unicode regular expressions, cost as much as quoted-printable did).
+ */
+export function sevenBitHtml(html: string): string | null {
+  const others: number[] = [];
   let length = 0;
-  for (let i = 0; i < text.length; i++) {
-    const unit = text.charCodeAt(i);
+  for (let i = 0; i < html.length; i++) {
+    const unit = html.charCodeAt(i);
     if (unit === 0x0a) {
       length = 0;
-      continue;
+    } else if (unit < 0x80) {
+      if (unit === 0 || unit === 0x0d || ++length > MAX_LINE_LENGTH) return null;
+    } else {
+      const codePoint = html.codePointAt(i)!;
+      length += `&#${codePoint};`.length;
+      if (length > MAX_LINE_LENGTH) return null;
+      others.push(i);
+      if (codePoint > 0xffff) i++;
     }
-    if (unit === 0 || unit === 0x0d || unit >= 0x80 || ++length > MAX_LINE_LENGTH) return null;
   }
-  return text.split('\n').join('\r\n');
+  let ascii = html;
+  if (others.length) {
+    const styles = styleRanges(html);
+    if (others.some((i) => styles.some(([start, end]) => i >= start && i < end))) return null;
+    ascii = '';
+    let last = 0;
+    for (const i of others) {
+      const codePoint = html.codePointAt(i)!;
+      ascii += `${html.slice(last, i)}&#${codePoint};`;
+      last = i + (codePoint > 0xffff ? 2 : 1);
+    }
+    ascii += html.slice(last);
+  }
+  return ascii.replaceAll('\n', '\r\n');
 }
 
 /**
- * The HTML part. Written as references to ASCII it goes as 7bit, as it is, in a part we write
- * ourselves (nodemailer takes 7bit only for lines of 76 or fewer, and otherwise encodes):
- * quoted-printable cost 0.3 ms of CPU per one-event e-mail, about a tenth of sending it, and the
- * SMTP stream's pass over the encoded bytes as much again. An HTML with a line too long for 7bit
- * (a long value on one line) goes quoted-printable.
+ * The HTML part. As 7bit it goes as it is, in a part we write ourselves (nodemailer takes 7bit only
+ * for lines of 76 or fewer, and otherwise encodes): quoted-printable cost 0.3 ms of CPU per
+ * one-event e-mail, about a tenth of sending it. Otherwise quoted-printable (a long value on one line).
  */
 function htmlPart(html: string) {
-  const lines = sevenBitLines(asciiHtml(html));
-  if (lines === null) return bodyPart(html);
-  return { raw: Buffer.from(`Content-Type: text/html; charset=utf-8\r\nContent-Transfer-Encoding: 7bit\r\n\r\n${lines}`, 'latin1') };
+  const sevenBit = sevenBitHtml(html);
+  if (sevenBit === null) return bodyPart(html);
+  return { raw: Buffer.from(`Content-Type: text/html; charset=utf-8\r\nContent-Transfer-Encoding: 7bit\r\n\r\n${sevenBit}`, 'latin1') };
 }
 
 /** The nodemailer message of a mail: these fields and nothing else (no attachments, no file or URL access). */

@@ -40,7 +40,7 @@ describe('recordMatches and noticeFindings answer for each row given, in order',
   it('returns the matches it recorded, status filled in, and leaves those recorded before as they were', async () => {
     const now = new Date();
     const first = [match(rules[0]!, 'plain'), match(rules[0]!, 'with,comma', { status: 'repeat' })];
-    const recorded = await withTransaction(db, (tx) => recordMatches(tx, first, now));
+    const recorded = await withTransaction(db, (tx) => recordMatches(tx, [], first, now));
     expect(recorded.map((m) => [m.eventId, m.status])).toEqual([['plain', 'pending'], ['with,comma', 'repeat']]);
 
     // Again, with three new ones between the two old ones: only the new come back, in order.
@@ -50,7 +50,7 @@ describe('recordMatches and noticeFindings answer for each row given, in order',
       ...eventIds.slice(2).map((id) => match(rules[0]!, id, { audience: '' })),
       match(rules[0]!, 'with,comma'),
     ];
-    const second = await withTransaction(db, (tx) => recordMatches(tx, again, now));
+    const second = await withTransaction(db, (tx) => recordMatches(tx, [], again, now));
     expect(second.map((m) => [m.ruleId, m.eventId, m.audience])).toEqual([
       [rules[1], 'plain', 'Europe/Berlin'],
       ...eventIds.slice(2).map((id) => [rules[0], id, '']),
@@ -58,6 +58,20 @@ describe('recordMatches and noticeFindings answer for each row given, in order',
     const { rows } = await db.pool.query<{ event_id: string; status: string }>(`SELECT event_id, status::text FROM matches WHERE rule_id = $1`, [rules[0]]);
     const byEvent = Object.fromEntries(rows.map((row) => [row.event_id, row.status]));
     expect(byEvent).toEqual(Object.fromEntries(eventIds.map((id) => [id, id === 'with,comma' ? 'repeat' : 'pending'])));
+  });
+
+  it('marks the events it is given matched, with their matches or without any', async () => {
+    const now = new Date('2026-11-25T12:00:00.123Z');
+    const events = [...receivedAt].map(([id, received]) => ({ organization_id: org, id, received_at: received }));
+    await withTransaction(db, (tx) => recordMatches(tx, events.slice(0, 2), [], now));
+    const matchedAt = async () =>
+      Object.fromEntries((await db.pool.query<{ id: string; matched_at: Date | null }>(`SELECT id, matched_at FROM events WHERE organization_id = $1`, [org])).rows.map((row) => [row.id, row.matched_at?.toISOString() ?? null]));
+    expect(Object.values(await matchedAt()).filter((at) => at === now.toISOString())).toHaveLength(2);
+
+    const rest = events.slice(2);
+    const recorded = await withTransaction(db, (tx) => recordMatches(tx, rest, [match(rules[1]!, rest[0]!.id)], now));
+    expect(recorded).toHaveLength(1);
+    expect(Object.values(await matchedAt())).toEqual(eventIds.map(() => now.toISOString()));
   });
 
   it('tells which findings are news, position by position, and a finding is news again after renotify_after_hours', async () => {

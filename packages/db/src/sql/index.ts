@@ -12,7 +12,6 @@ export { loadEnabledRules, type EnabledRule } from './load-enabled-rules';
 export { lockUnmatchedEvents, type UnmatchedEvent } from './lock-unmatched-events';
 export { openCoalescingWindows, type CoalescingWindow } from './open-coalescing-windows';
 export { recordMatches, type NewMatch } from './record-matches';
-export { markEventsMatched } from './mark-events-matched';
 export { loadSilences, type UnexpiredSilence } from './load-silences';
 export { countSilenced } from './count-silenced';
 export { noticeFindings, forgetOldFindings, type Finding } from './notice-findings';

@@ -1,5 +1,5 @@
 import { findingKey, periodKeys, type MatchableEvent } from '@notify/core';
-import { countSilenced, lockUnmatchedEvents, noticeFindings, markEventsMatched, openCoalescingWindows, recordMatches, withTransaction, type Finding, type NewMatch, type Transaction, type UnmatchedEvent } from '@notify/db';
+import { countSilenced, lockUnmatchedEvents, noticeFindings, openCoalescingWindows, recordMatches, withTransaction, type Finding, type NewMatch, type Transaction, type UnmatchedEvent } from '@notify/db';
 import type { PipelineContext } from '../context';
 import type { IndexedRule, RuleIndex } from '../rules/rule-index';
 import { deliverInTransaction } from '../deliver/deliver';
@@ -75,9 +75,11 @@ function toMatchable(event: UnmatchedEvent): MatchableEvent {
 }
 
 /**
- * Evaluates stored events against the rule index and records the matches,
- * set-based: one read, one insert, one update, in one transaction. Events already
- * matched are skipped, so a retried or duplicated job does nothing twice.
+ * Evaluates stored events against the rule index and records the matches, set-based, in one
+ * transaction: one read, then one statement that records the matches and marks the events
+ * matched (and, as needed, the findings noticed, the coalescing windows opened, the instant
+ * deliveries made). Events already matched are skipped, so a retried or duplicated job does
+ * nothing twice.
  */
 export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs: ReadonlyArray<readonly [string, string]>): Promise<MatchResult> {
   if (!pairs.length) return { events: 0, matches: 0, silenced: 0, immediate: 0 };
@@ -156,7 +158,7 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
       }
     }
 
-    const recorded = await recordMatches(tx, matches, now);
+    const recorded = await recordMatches(tx, events, matches, now);
     const created = recorded.filter((m) => m.status === 'pending');
     const silenced = recorded.filter((m) => m.status === 'silenced').length;
     // Counted from what this transaction recorded: a retried job counts nothing twice.
@@ -169,7 +171,6 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
     // at the schedule stage's next tick.
     const immediate = [...new Map(created.filter((m) => m.dueAt.getTime() <= now.getTime()).map((m) => [`${m.ruleId}|${m.periodKey}`, m])).values()];
     const deliveryIds = await deliverInTransaction(tx, immediate.map((m) => ({ ruleId: m.ruleId, periodKey: m.periodKey })), now);
-    await markEventsMatched(tx, events, now);
     return { created, silenced, deliveryIds, eventCount: events.length };
   });
 

@@ -1,6 +1,7 @@
 import { SCOPES } from '@notify/core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { MailRenderer } from './mail-content';
+import { sevenBitHtml } from './outgoing-mail';
 import { createMailRenderer } from './renderer';
 import { scopeLabel } from './scope-labels';
 import { DIGEST_MJML, INSTANT_MJML } from './templates/mjml-templates';
@@ -30,6 +31,16 @@ describe('createMailRenderer', () => {
     for (const template of [INSTANT_MJML, DIGEST_MJML, TEXT_TEMPLATE]) {
       expect(template).not.toMatch(/\{\{\{|\{\{\s*&/);
     }
+  });
+
+  it('keeps every line of a large digest short enough for the HTML to go as 7bit', () => {
+    const events = Array.from({ length: MAX_LISTED_EVENTS }, (_, i) =>
+      makeEvent({ asset: `host${i}.example.com`, tags: ['prod', 'web'], data: { port: 3000 + i, service: 'rdp', banner: `banner ${i}`, region: 'eu-west-1' } }),
+    );
+    const { html } = renderer.render(makeContent({ kind: 'digest', frequency: 'daily', events }));
+    const longest = Math.max(...html.split('\n').map((line) => line.length));
+    expect(longest).toBeLessThanOrEqual(998);
+    expect(sevenBitHtml(html)).not.toBeNull();
   });
 
   it('groups by asset, then severity from critical to info, newest first, with counts', () => {

@@ -1,7 +1,9 @@
 // MJML with mustache tags, compiled to HTML once at start. Rules for editing:
 // - only `{{name}}` (escaped) — never `{{{name}}}` or `{{&name}}`; a test enforces it;
 // - loops around whole sections go in <mj-raw>, which MJML copies through untouched;
-// - every `href` gets a value the view model already restricted to http(s).
+// - every `href` gets a value the view model already restricted to http(s);
+// - a loop writes a line per item (its closing tag on a line of its own): the HTML part goes as
+//   7bit only while no line passes 998 characters (a test holds a large digest to it).
 
 const HEAD = `
   <mj-head>
@@ -46,7 +48,8 @@ const ASSET_TABLE = `
       <mj-column>
         <mj-text font-size="16px" font-weight="600" padding-bottom="0">Events per asset</mj-text>
         <mj-table font-size="13px">
-          {{#assetCounts}}<tr style="border-bottom:1px solid #e5e7eb"><td style="padding:4px 0">{{asset}}</td><td style="padding:4px 0;text-align:right">{{count}}</td></tr>{{/assetCounts}}
+          {{#assetCounts}}<tr style="border-bottom:1px solid #e5e7eb"><td style="padding:4px 0">{{asset}}</td><td style="padding:4px 0;text-align:right">{{count}}</td></tr>
+          {{/assetCounts}}
           {{#moreAssetsText}}<tr><td colspan="2" style="padding:4px 0;color:#4b5563">{{moreAssetsText}}</td></tr>{{/moreAssetsText}}
         </mj-table>
       </mj-column>
@@ -66,7 +69,8 @@ const EVENT_GROUPS = `
             <div style="font-weight:600">{{#link}}<a href="{{link}}" target="_blank" rel="noopener noreferrer" style="color:#1d4ed8">{{title}}</a>{{/link}}{{^link}}{{title}}{{/link}}</div>
             <div style="color:#6b7280;font-size:12px">{{occurredAt}}{{#tags}} · {{tags}}{{/tags}}</div>
             {{#summary}}<div style="margin-top:4px;white-space:pre-line">{{summary}}</div>{{/summary}}
-            {{#data}}<div style="font-size:12px;color:#374151"><span style="color:#6b7280">{{key}}:</span> {{value}}</div>{{/data}}
+            {{#data}}<div style="font-size:12px;color:#374151"><span style="color:#6b7280">{{key}}:</span> {{value}}</div>
+            {{/data}}
           </div>
           {{/events}}
           {{/severities}}

@@ -78,6 +78,21 @@ export function plainArray(values: readonly (string | number | bigint | null)[])
   return `{${values.map((value) => value ?? 'NULL').join(',')}}`;
 }
 
+/**
+ * The answer of a statement that says, for each of the `count` rows it was given, whether it took
+ * it: one character a row ('1' taken), in the order given, from
+ * `string_agg(CASE WHEN … THEN '1' ELSE '0' END, '' ORDER BY <ordinality>)`. A row returned for each
+ * would cost the process more to parse than the statement costs PostgreSQL (noticeFindings,
+ * recordMatches).
+ */
+export function rowAnswers(answers: string | null | undefined, count: number, statement: string): boolean[] {
+  const text = answers ?? '';
+  if (text.length !== count) throw new Error(`${statement}: ${text.length} answers for ${count} rows (a row given twice?)`);
+  const taken = new Array<boolean>(count);
+  for (let i = 0; i < count; i++) taken[i] = text.charCodeAt(i) === 0x31;
+  return taken;
+}
+
 export function quoteIdent(identifier: string): string {
   return `"${identifier.replaceAll('"', '""')}"`;
 }

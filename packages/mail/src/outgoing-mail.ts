@@ -87,7 +87,8 @@ function styleRanges(html: string): Array<[number, number]> {
  * through Unicode regular expressions, cost as much as quoted-printable did).
  */
 export function sevenBitHtml(html: string): string | null {
-  const others: number[] = [];
+  // Where the other characters are, and their references.
+  const others: Array<{ at: number; units: number; reference: string }> = [];
   let length = 0;
   for (let i = 0; i < html.length; i++) {
     const unit = html.charCodeAt(i);
@@ -97,22 +98,23 @@ export function sevenBitHtml(html: string): string | null {
       if (unit === 0 || unit === 0x0d || ++length > MAX_LINE_LENGTH) return null;
     } else {
       const codePoint = html.codePointAt(i)!;
-      length += `&#${codePoint};`.length;
+      const reference = `&#${codePoint};`;
+      length += reference.length;
       if (length > MAX_LINE_LENGTH) return null;
-      others.push(i);
-      if (codePoint > 0xffff) i++;
+      const units = codePoint > 0xffff ? 2 : 1;
+      others.push({ at: i, units, reference });
+      i += units - 1;
     }
   }
   let ascii = html;
   if (others.length) {
     const styles = styleRanges(html);
-    if (others.some((i) => styles.some(([start, end]) => i >= start && i < end))) return null;
+    if (others.some(({ at }) => styles.some(([start, end]) => at >= start && at < end))) return null;
     ascii = '';
     let last = 0;
-    for (const i of others) {
-      const codePoint = html.codePointAt(i)!;
-      ascii += `${html.slice(last, i)}&#${codePoint};`;
-      last = i + (codePoint > 0xffff ? 2 : 1);
+    for (const { at, units, reference } of others) {
+      ascii += html.slice(last, at) + reference;
+      last = at + units;
     }
     ascii += html.slice(last);
   }

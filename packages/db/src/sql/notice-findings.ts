@@ -1,4 +1,4 @@
-import { clientOf, named, plainArray, poolOf, type DatabaseHandle, type Transaction } from '../client';
+import { clientOf, named, plainArray, poolOf, rowAnswers, type DatabaseHandle, type Transaction } from '../client';
 
 export interface Finding {
   ruleId: string;
@@ -15,8 +15,6 @@ export interface Finding {
  */
 export async function noticeFindings(tx: Transaction, findings: readonly Finding[], at: Date): Promise<boolean[]> {
   if (!findings.length) return [];
-  // The answer is one character a finding ('1' news, '0' repeat), not a row each: at a sweep's
-  // rate, parsing a row per finding cost the matcher more than the statement cost PostgreSQL.
   const { rows } = await clientOf(tx).query<{ news: string }>(named('notice-findings',
     `WITH n AS (SELECT * FROM unnest($1::uuid[], $2::bigint[]) WITH ORDINALITY AS n(rule_id, finding_key, i)),
      taken AS (
@@ -30,9 +28,7 @@ export async function noticeFindings(tx: Transaction, findings: readonly Finding
        FROM n LEFT JOIN taken t ON t.rule_id = n.rule_id AND t.finding_key = n.finding_key`,
     [plainArray(findings.map((f) => f.ruleId)), plainArray(findings.map((f) => f.findingKey)), at],
   ));
-  const news = rows[0]?.news ?? '';
-  if (news.length !== findings.length) throw new Error(`noticeFindings: ${news.length} answers for ${findings.length} findings (a pair given twice?)`);
-  return Array.from(news, (answer) => answer === '1');
+  return rowAnswers(rows[0]?.news, findings.length, 'noticeFindings');
 }
 
 /**

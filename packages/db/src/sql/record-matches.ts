@@ -1,4 +1,4 @@
-import { clientOf, named, plainArray, type Transaction } from '../client';
+import { clientOf, named, plainArray, rowAnswers, type Transaction } from '../client';
 
 export interface NewMatch {
   ruleId: string;
@@ -29,10 +29,10 @@ export async function recordMatches(
   now: Date,
 ): Promise<NewMatch[]> {
   if (!matches.length && !events.length) return [];
-  // The answer is one character a match ('1' recorded, '0' there before), not the row back: at a
-  // sweep's rate, parsing the rows (two timestamps each) cost the matcher more than the insert
-  // cost PostgreSQL. Marking the events rides in the same statement: one round trip less a
-  // transaction. received_at (the partition key) lets each event's lookup skip the other months.
+  // Answers a character a match (rowAnswers): the rows back, two timestamps each, cost the matcher
+  // more than the insert cost PostgreSQL. Marking the events rides in the same statement: one
+  // round trip less a transaction. received_at (the partition key) lets each event's lookup skip
+  // the other months.
   const { rows } = await clientOf(tx).query<{ recorded: string | null }>(named('record-matches',
     `WITH n AS (
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::text[], $6::timestamptz[], $7::match_status[], $8::uuid[], $9::text[])
@@ -67,12 +67,10 @@ export async function recordMatches(
       events.map((event) => event.received_at),
     ],
   ));
-  const answers = rows[0]?.recorded ?? '';
-  if (answers.length !== matches.length) throw new Error(`recordMatches: ${answers.length} answers for ${matches.length} matches (a match given twice?)`);
+  const taken = rowAnswers(rows[0]?.recorded, matches.length, 'recordMatches');
   const recorded: NewMatch[] = [];
-  for (let i = 0; i < matches.length; i++) {
-    const match = matches[i]!;
-    if (answers.charCodeAt(i) === 0x31) recorded.push(match.status ? match : { ...match, status: 'pending' });
-  }
+  matches.forEach((match, i) => {
+    if (taken[i]) recorded.push(match.status ? match : { ...match, status: 'pending' });
+  });
   return recorded;
 }

@@ -76,10 +76,10 @@ function toMatchable(event: UnmatchedEvent): MatchableEvent {
 
 /**
  * Evaluates stored events against the rule index and records the matches, set-based, in one
- * transaction: one read, then one statement that records the matches and marks the events
- * matched (and, as needed, the findings noticed, the coalescing windows opened, the instant
- * deliveries made). Events already matched are skipped, so a retried or duplicated job does
- * nothing twice.
+ * transaction: a statement that reads and locks the events, one that records the matches and
+ * marks the events matched, and, only when needed, one each to notice findings, open coalescing
+ * windows, count silenced matches and make instant deliveries. Events already matched are
+ * skipped, so a retried or duplicated job does nothing twice.
  */
 export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs: ReadonlyArray<readonly [string, string]>): Promise<MatchResult> {
   if (!pairs.length) return { events: 0, matches: 0, silenced: 0, immediate: 0 };

@@ -56,17 +56,19 @@ export class SilenceSet {
   /** The silences active at `now` that cover `event`, in the order they were loaded. */
   covering(event: MatchableEvent, now: number): readonly IndexedSilence[] {
     const ofAsset = this.byAsset.size && typeof event.asset === 'string' ? this.byAsset.get(event.asset.toLowerCase()) : undefined;
-    let found: Array<{ order: number; silence: IndexedSilence }> | undefined;
-    for (const list of [ofAsset, this.others]) {
-      if (!list) continue;
-      for (const entry of list) {
-        const { silence } = entry;
-        if (silence.startsAt <= now && now < silence.endsAt && silence.covers(event)) (found ??= []).push(entry);
-      }
-    }
-    if (!found) return NONE;
-    if (ofAsset?.length && this.others.length) found.sort((a, b) => a.order - b.order);
+    const found: Array<{ order: number; silence: IndexedSilence }> = [];
+    if (ofAsset) collectCovering(ofAsset, event, now, found);
+    collectCovering(this.others, event, now, found);
+    if (!found.length) return NONE;
+    if (ofAsset && this.others.length) found.sort((a, b) => a.order - b.order);
     return found.map((entry) => entry.silence);
+  }
+}
+
+function collectCovering(list: ReadonlyArray<{ order: number; silence: IndexedSilence }>, event: MatchableEvent, now: number, found: Array<{ order: number; silence: IndexedSilence }>): void {
+  for (const entry of list) {
+    const { silence } = entry;
+    if (silence.startsAt <= now && now < silence.endsAt && silence.covers(event)) found.push(entry);
   }
 }
 

@@ -8,7 +8,9 @@ import {
   reconcile,
   maintainHistory,
   RETENTION_INTERVAL_MS,
+  refreshStatistics,
   requestDuePeriods,
+  STATISTICS_INTERVAL_MS,
   RuleIndex,
   subscribeToRuleChanges,
   type PipelineContext,
@@ -170,6 +172,12 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
       if (result.held.length) logger.warn({ held: result.held }, 'history past retention kept: it still holds work owed');
     };
     stops.push(every(RETENTION_INTERVAL_MS, retention, logger, 'retention', { atStart: true }));
+    stops.push(
+      every(STATISTICS_INTERVAL_MS, async () => {
+        const analyzed = await refreshStatistics(pipeline);
+        if (analyzed.length) logger.debug({ analyzed }, 'planner statistics refreshed for grown tables');
+      }, logger, 'statistics'),
+    );
     logger.info('schedule role started');
   }
   if (roles.includes('deliver')) {

@@ -1,4 +1,4 @@
-import { DateTime, IANAZone } from 'luxon';
+import { IANAZone } from 'luxon';
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
@@ -36,10 +36,43 @@ export function effectiveZone(timeZone: string): string {
 
 const pad = (value: number): string => (value < 10 ? `0${value}` : String(value));
 
+const HOUR_MS = 3_600_000;
+/** Per zone, its UTC offset (minutes) in each UTC hour that has one offset throughout. */
+const hourOffsets = new Map<string, Map<number, number>>();
+const MAX_CACHED_HOURS = 100_000;
+let cachedHours = 0;
+
+/**
+ * The zone's UTC offset at `time`, in minutes. luxon asks Intl for the zone's wall-clock parts on
+ * every call (~8 µs, most of a digest's date formatting); a zone's offset changes only at its
+ * transitions, so it is asked once per UTC hour in which the offset is the same at both ends (a
+ * transition inside an hour is asked each time).
+ */
+function offsetAt(zone: string, time: number): number {
+  const hour = Math.floor(time / HOUR_MS);
+  let hours = hourOffsets.get(zone);
+  const known = hours?.get(hour);
+  if (known !== undefined) return known;
+  const iana = IANAZone.create(zone);
+  const start = iana.offset(hour * HOUR_MS);
+  if (start !== iana.offset(hour * HOUR_MS + HOUR_MS - 1)) return iana.offset(time);
+  if (cachedHours >= MAX_CACHED_HOURS) {
+    hourOffsets.clear();
+    cachedHours = 0;
+    hours = undefined;
+  }
+  if (!hours) hourOffsets.set(zone, (hours = new Map()));
+  hours.set(hour, start);
+  cachedHours += 1;
+  return start;
+}
+
 /** "20 Nov 2026, 11:15 CET" in the given (already validated) zone. */
 export function formatDateTime(date: Date, zone: string): string {
   const time = date instanceof Date ? date.getTime() : Number.NaN;
   if (!Number.isFinite(time)) return 'unknown time';
-  const local = DateTime.fromMillis(time, { zone });
-  return `${local.day} ${MONTHS[local.month - 1] ?? ''} ${local.year}, ${pad(local.hour)}:${pad(local.minute)} ${zoneName(date, zone, local.offset)}`;
+  const offset = offsetAt(zone, time);
+  // The wall clock: the UTC fields of the instant moved by the offset.
+  const local = new Date(time + offset * 60_000);
+  return `${local.getUTCDate()} ${MONTHS[local.getUTCMonth()] ?? ''} ${local.getUTCFullYear()}, ${pad(local.getUTCHours())}:${pad(local.getUTCMinutes())} ${zoneName(date, zone, offset)}`;
 }

@@ -14,6 +14,25 @@ export async function compileMjml(source: string): Promise<string> {
   return result.html;
 }
 
+/** A mustache token: [type, value, start, end, children?, ...]. */
+type Token = [string, string, number, number, Token[]?, ...unknown[]];
+
+/**
+ * Makes each text token's value one flat string. Mustache's parser builds a text run by appending
+ * it a character at a time, which V8 keeps as a tree of one-character strings; every message that
+ * copied such a run walked that tree again (a 20-event digest: ~0.3 ms of CPU per message, more
+ * than filling it).
+ */
+function flattenText(tokens: Token[]): void {
+  for (const token of tokens) {
+    if (token[0] === 'text') {
+      const flat = Buffer.from(token[1], 'utf8').toString('utf8');
+      if (flat === token[1]) token[1] = flat;
+    }
+    if (Array.isArray(token[4])) flattenText(token[4]);
+  }
+}
+
 /**
  * Parses a mustache template once. Rendering from the tokens skips `Writer.render`'s cache lookup,
  * which rebuilds and hashes a key the size of the whole template (~14 kB) on every message.
@@ -21,6 +40,7 @@ export async function compileMjml(source: string): Promise<string> {
 function prepare(template: string, escape?: (value: unknown) => string): Fill {
   const writer = new Mustache.Writer();
   const tokens = writer.parse(template);
+  flattenText(tokens as Token[]);
   const config = escape ? { escape } : undefined;
   return (view) => writer.renderTokens(tokens, new Mustache.Context(view), undefined, template, config);
 }

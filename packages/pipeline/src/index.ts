@@ -18,4 +18,4 @@ export { scanScopeEvents } from './stored-events/scan-scope-events';
 export { findLatestMatch } from './test-send/latest-match';
 export { previewRule, type PreviewedRule, type RulePreview, type PreviewContext } from './preview/preview-rule';
 export { reconcile, type ReconcileResult, type ReconcileOptions } from './reconcile/reconcile';
-export { maintainHistory, RETENTION_INTERVAL_MS, type RetentionResult } from './retention/retention';
+export { maintainHistory, refreshStatistics, RETENTION_INTERVAL_MS, STATISTICS_INTERVAL_MS, type RetentionResult } from './retention/retention';

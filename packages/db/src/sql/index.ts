@@ -46,5 +46,7 @@ export { findUnsentDeliveries } from './find-unsent-deliveries';
 export { ensureHistoryPartitions } from './ensure-history-partitions';
 export { dropExpiredHistory, type ExpiredHistory } from './drop-expired-history';
 export { HISTORY_TABLES, HISTORY_PARTITION_KEYS, type HistoryTable } from './history-partitions';
+// planner statistics
+export { analyzeGrownTables, ANALYZE_MIN_CHANGES } from './analyze-grown-tables';
 // health
 export { ping } from './ping';

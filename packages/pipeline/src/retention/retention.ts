@@ -1,4 +1,4 @@
-import { dropExpiredHistory, ensureHistoryPartitions, forgetOldFindings, type ExpiredHistory } from '@notify/db';
+import { analyzeGrownTables, dropExpiredHistory, ensureHistoryPartitions, forgetOldFindings, type ExpiredHistory } from '@notify/db';
 import type { PipelineContext } from '../context';
 
 /** Months of history partitions kept created ahead of the clock. */
@@ -6,6 +6,9 @@ export const MONTHS_AHEAD = 2;
 
 /** How often the schedule role maintains the history partitions. */
 export const RETENTION_INTERVAL_MS = 3_600_000;
+
+/** How often the schedule role looks for tables that have grown past their planner statistics. */
+export const STATISTICS_INTERVAL_MS = 5_000;
 
 export interface RetentionResult extends ExpiredHistory {
   /** Partitions created ahead. */
@@ -26,4 +29,14 @@ export async function maintainHistory(ctx: PipelineContext, retentionDays: numbe
   const expired = await dropExpiredHistory(ctx.db, new Date(now.getTime() - retentionDays * 86_400_000));
   const findingsForgotten = await forgetOldFindings(ctx.db, now);
   return { created, ...expired, findingsForgotten };
+}
+
+/**
+ * Keeps the planner's statistics up with the history's growth, run by the schedule role every
+ * STATISTICS_INTERVAL_MS: analyzes each table that has doubled since it was last analyzed (see
+ * analyzeGrownTables), so the prepared hot statements are planned again for its size. Returns the
+ * tables analyzed.
+ */
+export async function refreshStatistics(ctx: PipelineContext): Promise<string[]> {
+  return analyzeGrownTables(ctx.db);
 }

@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { analyzeGrownTables } from '@notify/db';
+import { createTestDatabase } from '../support/database';
+
+// The schedule role's statistics keeper: a table that has doubled since it was last analyzed is
+// analyzed, and a prepared statement's cached plan, made for the table when it was small, is
+// made again for its size.
+describe('analyzeGrownTables', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  /** PostgreSQL counts a session's changes in its statistics when the session reports them: asks it to, now. */
+  async function insertOrganizations(client: { query(text: string, values?: unknown[]): Promise<unknown> }, count: number) {
+    await client.query(`INSERT INTO organizations (id, name) SELECT gen_random_uuid(), 'o' || g FROM generate_series(1, $1::int) g`, [count]);
+    await client.query('SELECT pg_stat_force_next_flush()');
+  }
+
+  /** Waits until PostgreSQL's statistics count at least `changes` changes to organizations since it was analyzed. */
+  async function changesCounted(changes: number): Promise<void> {
+    for (let tries = 0; tries < 50; tries++) {
+      const { rows } = await db.pool.query<{ n: string }>(
+        `SELECT n_mod_since_analyze AS n FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname = 'organizations'`,
+      );
+      if (Number(rows[0]?.n ?? 0) >= changes) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`PostgreSQL's statistics never counted ${changes} changes to organizations`);
+  }
+
+  /** Calls analyzeGrownTables until it analyzes something (the statistics arrive asynchronously), at most a few seconds. */
+  async function analyzedSoon(): Promise<string[]> {
+    for (let tries = 0; tries < 50; tries++) {
+      const analyzed = await analyzeGrownTables(db);
+      if (analyzed.length) return analyzed;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return [];
+  }
+
+  it('replaces a cached plan made for a small table once the table has doubled, and leaves a table that has not', async () => {
+    const client = await db.pool.connect();
+    try {
+      await insertOrganizations(client, 5);
+      await client.query('ANALYZE organizations');
+      // A prepared statement whose plan is kept (generic), made while the table has 5 rows: a scan of it all.
+      await client.query('SET plan_cache_mode = force_generic_plan');
+      const id = randomUUID();
+      await client.query({ name: 'one-organization', text: 'SELECT name FROM organizations WHERE id = $1', values: [id] });
+      const plan = async () => {
+        const { rows } = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE "one-organization"('${id}')`);
+        return rows.map((row) => row['QUERY PLAN']).join('\n');
+      };
+      expect(await plan()).toMatch(/Seq Scan on organizations/);
+
+      // Fewer changes than the minimum: nothing to do.
+      await insertOrganizations(client, 500);
+      await changesCounted(500);
+      expect(await analyzeGrownTables(db)).toEqual([]);
+
+      // 20,000 rows later the kept plan still reads the whole table, until the statistics are refreshed.
+      await insertOrganizations(client, 20_000);
+      expect(await plan()).toMatch(/Seq Scan on organizations/);
+      expect(await analyzedSoon()).toEqual(['organizations']);
+      expect(await plan()).toMatch(/Index Scan using organizations_pkey on organizations/);
+
+      // Analyzed: not again until it doubles once more.
+      expect(await analyzeGrownTables(db)).toEqual([]);
+      await client.query('DEALLOCATE "one-organization"');
+      await client.query('RESET plan_cache_mode');
+    } finally {
+      client.release();
+    }
+  });
+});

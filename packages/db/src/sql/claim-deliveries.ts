@@ -1,5 +1,5 @@
 import type { EventRecord, Frequency, Scope } from '@notify/core';
-import { named, poolOf, type DatabaseHandle } from '../client';
+import { hotPoolOf, named, type DatabaseHandle } from '../client';
 import { EVENT_JSON } from './event-json';
 
 /** An event of a claimed delivery (core's EventRecord), as json_build_object gives it: the time as text. */
@@ -52,7 +52,7 @@ const MEMBERS_MATCH = `(m.audience = '' OR m.audience = '@' || c.team_member_id:
  */
 export async function claimDeliveries(db: DatabaseHandle, deliveryIds: readonly string[], claimTimeoutMs: number, eventLimit: number): Promise<Map<string, ClaimedDelivery>> {
   if (!deliveryIds.length) return new Map();
-  const { rows } = await poolOf(db).query<ClaimedDelivery>(named('claim-deliveries',
+  const { rows } = await hotPoolOf(db).query<ClaimedDelivery>(named('claim-deliveries',
     `WITH claimed AS (
        UPDATE deliveries d SET status = 'sending', attempts = d.attempts + 1, updated_at = now()
          FROM notification_rules r, organizations o

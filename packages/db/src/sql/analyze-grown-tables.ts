@@ -20,12 +20,12 @@ export const ANALYZE_MIN_CHANGES = 1000;
 export async function analyzeGrownTables(db: DatabaseHandle, minChanges = ANALYZE_MIN_CHANGES): Promise<string[]> {
   const pool = poolOf(db);
   const { rows } = await pool.query<{ name: string }>(
+    // The schema's own tables only (pg_stat_user_tables would read every table of the database first).
     `SELECT c.oid::regclass::text AS name
-       FROM pg_stat_user_tables s
-       JOIN pg_class c ON c.oid = s.relid
-      WHERE s.schemaname = current_schema() AND c.relkind = 'r'
-        AND s.n_mod_since_analyze >= greatest($1::bigint, c.reltuples::bigint)
-      ORDER BY s.n_mod_since_analyze DESC`,
+       FROM pg_class c
+      WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'
+        AND pg_stat_get_mod_since_analyze(c.oid) >= greatest($1::bigint, c.reltuples::bigint)
+      ORDER BY pg_stat_get_mod_since_analyze(c.oid) DESC`,
     [minChanges],
   );
   if (!rows.length) return [];

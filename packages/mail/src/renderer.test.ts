@@ -2,7 +2,7 @@ import { SCOPES } from '@notify/core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { MailRenderer } from './mail-content';
 import { sevenBitHtml } from './outgoing-mail';
-import { createMailRenderer } from './renderer';
+import { createMailRenderer, escapeHtmlAscii } from './renderer';
 import { scopeLabel } from './scope-labels';
 import { DIGEST_MJML, INSTANT_MJML } from './templates/mjml-templates';
 import { TEXT_TEMPLATE } from './templates/text-template';
@@ -41,6 +41,26 @@ describe('createMailRenderer', () => {
     const longest = Math.max(...html.split('\n').map((line) => line.length));
     expect(longest).toBeLessThanOrEqual(998);
     expect(sevenBitHtml(html)).not.toBeNull();
+  });
+
+  it('writes ASCII HTML whatever the values hold: each other character as a numeric reference a reader sees as itself', () => {
+    const content = makeContent({
+      kind: 'digest', frequency: 'daily', organizationName: 'Société Générale 😀', ruleName: 'Ports « exposés »',
+      events: [makeEvent({ title: 'Ünïcode – title 𝔘', summary: 'naïve café', asset: 'xn--caf-dma.example', tags: ['prod·eu'] })],
+    });
+    for (const kind of ['digest', 'instant'] as const) {
+      const { html } = renderer.render({ ...content, kind, frequency: kind === 'digest' ? 'daily' : 'instant' });
+      expect(/[^\x00-\x7f]/.test(html)).toBe(false);
+      const seen = visibleText(html);
+      for (const text of ['Société Générale 😀', 'Ports « exposés »', 'Ünïcode – title 𝔘', 'naïve café', 'prod·eu', 'Société Générale 😀 · ']) expect(seen).toContain(text);
+      expect(sevenBitHtml(html)).toBe(html.replaceAll('\n', '\r\n'));
+    }
+  });
+
+  it('escapes as mustache does, and writes characters beyond ASCII (astral ones whole) as numeric references', () => {
+    expect(escapeHtmlAscii(`<a href="x">&'\`=/</a>`)).toBe('&lt;a href&#x3D;&quot;x&quot;&gt;&amp;&#39;&#x60;&#x3D;&#x2F;&lt;&#x2F;a&gt;');
+    expect(escapeHtmlAscii('é – 😀 \ud83d')).toBe('&#233; &#8211; &#128512; &#55357;');
+    expect(escapeHtmlAscii(42)).toBe('42');
   });
 
   it('groups by asset, then severity from critical to info, newest first, with counts', () => {

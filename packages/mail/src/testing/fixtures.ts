@@ -43,7 +43,8 @@ export function visibleText(html: string): string {
     .replace(/&lt;/g, '<')
     .replace(/&gt;/g, '>')
     .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
+    // Numeric references (every character beyond ASCII is one), as a browser reads them.
+    .replace(/&#(\d{1,7});/g, (_, code: string) => String.fromCodePoint(Number(code)))
     .replace(/&#x2F;/g, '/')
     .replace(/&#x60;/g, '`')
     .replace(/&#x3D;/g, '=')

@@ -73,6 +73,21 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
     expect(await row(id)).toEqual({ status: 'sent', attempts: 1 });
   });
 
+  it('never takes over its own sender\'s claim, however old: asked again meanwhile, it skips', async () => {
+    // A claim timeout shorter than the 300 ms send: to a claim alone, the first send's would look abandoned
+    // (as every claim in flight does after a PostgreSQL outage longer than the timeout).
+    const quick: SendContext = { ...ctx, claimTimeoutMs: 50 };
+    const id = await newDelivery();
+    const before = smtp.received.length;
+    const first = sendDelivery(quick, id);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const again = await sendDelivery(quick, id);
+    expect(again).toEqual({ status: 'skipped', reason: 'being sent by this process' });
+    expect((await first).status).toBe('sent');
+    expect(smtp.received.length - before).toBe(1);
+    expect(await row(id)).toEqual({ status: 'sent', attempts: 1 });
+  });
+
   it('takes over a claim abandoned by a dead sender once it is older than the claim timeout', async () => {
     const id = await newDelivery();
     // A sender claimed it and died before sending.

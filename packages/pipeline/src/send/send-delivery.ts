@@ -57,6 +57,14 @@ async function untilRecorded(record: () => Promise<unknown>, patienceMs = RECORD
 interface SendBatches {
   claims: Batcher<string, ClaimedDelivery | undefined>;
   sent: Batcher<{ deliveryId: string; messageId: string }, null>;
+  /**
+   * Deliveries this sender has claimed and not finished with: sent and being recorded, say, while
+   * PostgreSQL is away. Their claims age meanwhile, and once PostgreSQL is back the reconciler asks
+   * for them again (a job of its own, `send.<delivery>`), whose claim would take them for abandoned
+   * and send them a second time before the first sender's record got through. Asked for again
+   * here, they are skipped: their sender is alive and finishes them.
+   */
+  inProcess: Set<string>;
 }
 
 const MAX_BATCH = 50;
@@ -80,6 +88,7 @@ function sendBatches(ctx: SendContext): SendBatches {
       await markDeliveriesSent(ctx.db, rows);
       return rows.map(() => null);
     }, { maxBatch: MAX_BATCH, concurrency: 2 }),
+    inProcess: new Set(),
   };
   batchesOf.set(ctx, batches);
   return batches;
@@ -140,10 +149,20 @@ export function messageIdFor(deliveryId: string, domain: string): string {
  * attempt uncounted, and the caller pauses sending until the server is back.
  */
 export async function sendDelivery(ctx: SendContext, deliveryId: string, options: { finalAttempt?: boolean } = {}): Promise<SendOutcome> {
+  const batches = sendBatches(ctx);
+  if (batches.inProcess.has(deliveryId)) return { status: 'skipped', reason: 'being sent by this process' };
+  batches.inProcess.add(deliveryId);
+  try {
+    return await claimAndSend(ctx, batches, deliveryId, options);
+  } finally {
+    batches.inProcess.delete(deliveryId);
+  }
+}
+
+async function claimAndSend(ctx: SendContext, batches: SendBatches, deliveryId: string, options: { finalAttempt?: boolean }): Promise<SendOutcome> {
   const { db } = ctx;
   // One round trip, shared with the sender's other claims of the moment: the claim and, for the
   // claimed delivery only, its period's events.
-  const batches = sendBatches(ctx);
   const delivery = await batches.claims.submit(deliveryId);
   // A delivery still being sent elsewhere is skipped too: should that process have died, the
   // reconciler asks again once the claim is old enough to be taken for abandoned.

@@ -35,7 +35,7 @@ export interface DatabaseHandle {
 export interface Database extends DatabaseHandle {
   prisma: PrismaClient;
   pool: pg.Pool;
-  /** The hot path's connections (see hotPoolOf); as many at most as `pool`'s, made when first needed. */
+  /** The claims' and "sent" records' connections (see hotPoolOf); as many at most as `pool`'s, made when first needed. */
   hotPool: pg.Pool;
 }
 
@@ -55,15 +55,15 @@ export function poolOf(db: DatabaseHandle): pg.Pool {
 }
 
 /**
- * The pool of the hot path's statements (`named`): its sessions keep one generic plan per prepared
- * statement (plan_cache_mode=force_generic_plan). Left to itself, PostgreSQL plans a statement
- * afresh on every call while its plan for the call's few ids looks cheaper than the kept one for
- * "some" ids, and planning these statements over the partitioned history costs more than running
- * them: in the 09:00 wave a claim was planned on 83% of its calls (1.4 ms each). The kept plans are
- * made again when a table they read is analyzed, which the schedule role does whenever one has
- * doubled (analyzeGrownTables), so they follow the tables' growth. Everything else (Prisma, the
- * scheduler's and the reconciler's range queries, whose best plan depends on their values) stays
- * on `pool`, where PostgreSQL chooses.
+ * The pool of the send stage's claims and "sent" records, whose sessions keep one generic plan per
+ * prepared statement (plan_cache_mode=force_generic_plan). Left to itself, PostgreSQL planned
+ * these afresh on nearly every call (a claim on 83% of its calls, 1.4 ms each: planning over the
+ * partitioned history costs more than running them), their plan for the call's few ids looking
+ * cheaper than the kept one. A kept plan is made when first needed, from the statistics of the
+ * moment, and again when a table it reads is analyzed, which the schedule role does whenever one
+ * has doubled (analyzeGrownTables). Only statements that find rows by id are safe here: a kept
+ * plan made while a table was empty read it whole when a match transaction kept one (the matching
+ * bench at 0.45x), so everything else stays on `pool`, where PostgreSQL chooses each time.
  */
 export function hotPoolOf(db: DatabaseHandle): pg.Pool {
   return (db as Database).hotPool;
@@ -78,8 +78,8 @@ export function clientOf(tx: Transaction): pg.PoolClient {
  * A statement of the hot path, prepared once per connection under `name` so PostgreSQL keeps its
  * plan: planning these statements over the partitioned history tables cost more than running them
  * (a claim: 1.7 ms to plan, 0.8 ms to run; half of PostgreSQL's CPU per instant e-mail went to
- * planning). The text must be the same on every call. Run them on the hot path's pool (hotPoolOf,
- * or a `hot` transaction), whose sessions keep the plans.
+ * planning). The text must be the same on every call. PostgreSQL decides per call whether to keep
+ * a generic plan or plan afresh, except on hotPoolOf's connections.
  */
 export function named(name: string, text: string, values: unknown[]): pg.QueryConfig {
   return { name: `notify.${name}`, text, values };
@@ -145,11 +145,10 @@ export function createDatabase(options: DatabaseOptions): Database {
  * returns, rolled back when it throws, the connection released either way.
  * A connection that dies meanwhile (a database restart) fails the transaction
  * and is thrown away, never the process: a checked-out client's `error` event
- * has no listener of the pool's. `hot`: on the hot path's pool (hotPoolOf), for
- * transactions made of its prepared statements.
+ * has no listener of the pool's.
  */
-export async function withTransaction<T>(db: DatabaseHandle, work: (tx: Transaction) => Promise<T>, options: { hot?: boolean } = {}): Promise<T> {
-  const client = await (options.hot ? hotPoolOf(db) : poolOf(db)).connect();
+export async function withTransaction<T>(db: DatabaseHandle, work: (tx: Transaction) => Promise<T>): Promise<T> {
+  const client = await poolOf(db).connect();
   let broken: Error | undefined;
   const onError = (error: Error) => {
     broken = error;

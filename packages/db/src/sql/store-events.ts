@@ -1,5 +1,5 @@
 import type { EventRecord, IncomingEvent } from '@notify/core';
-import { hotPoolOf, named, type DatabaseHandle } from '../client';
+import { named, poolOf, type DatabaseHandle } from '../client';
 
 /**
  * An INSERT … SELECT that records the assets of the rows of `source` (a CTE or table with
@@ -73,7 +73,7 @@ export type StoredEvent = Pick<EventRecord, 'organization_id' | 'id' | 'scope'>;
  * the whole statement with a foreign key violation (isForeignKeyViolation).
  */
 export async function storeEvents(db: DatabaseHandle, events: readonly IncomingEvent[]): Promise<StoredEvent[]> {
-  const { rows } = await hotPoolOf(db).query<StoredEvent>(named('store-events', INSERT_EVENTS, [
+  const { rows } = await poolOf(db).query<StoredEvent>(named('store-events', INSERT_EVENTS, [
     events.map((event) => event.organizationId),
     events.map((event) => event.id),
     events.map((event) => event.scope),

@@ -43,7 +43,7 @@ export async function deliverPeriods(ctx: PipelineContext, periods: ReadonlyArra
     );
     await rekeyPendingMatches(tx, keyed.flatMap((period) => ('lateKey' in period ? [{ ruleId: period.ruleId, fromKey: period.periodKey, toKey: period.lateKey }] : [])));
     return deliverInTransaction(tx, keyed.map((period) => ({ ruleId: period.ruleId, periodKey: 'lateKey' in period ? period.lateKey : period.periodKey })), ctx.now());
-  }, { hot: true });
+  });
   // If this fails the deliveries wait as pending; the reconciler asks again.
   await ctx.queues.requestSend(created);
   return created;

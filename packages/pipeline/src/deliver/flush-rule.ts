@@ -16,7 +16,7 @@ export async function flushRule(ctx: PipelineContext, ruleId: string): Promise<{
     if (!(await lockRules(tx, [ruleId])).size) throw new NotFound('Notification rule not found.');
     const moved = await movePendingMatches(tx, ruleId, periodKey, now);
     return { moved, deliveryIds: moved ? await deliverInTransaction(tx, [{ ruleId, periodKey }], now) : [] };
-  }, { hot: true });
+  });
   // Should this fail, the deliveries wait as pending: the reconciler asks again.
   await ctx.queues.requestSend(deliveryIds);
   return { matches: moved, deliveries: deliveryIds.length };

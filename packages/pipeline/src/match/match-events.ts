@@ -172,7 +172,7 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
     const immediate = [...new Map(created.filter((m) => m.dueAt.getTime() <= now.getTime()).map((m) => [`${m.ruleId}|${m.periodKey}`, m])).values()];
     const deliveryIds = await deliverInTransaction(tx, immediate.map((m) => ({ ruleId: m.ruleId, periodKey: m.periodKey })), now);
     return { created, silenced, deliveryIds, eventCount: events.length };
-  }, { hot: true });
+  });
 
   if (ctx.metrics && created.length) {
     const counts = new Map<string, { scope: string; frequency: string; count: number }>();

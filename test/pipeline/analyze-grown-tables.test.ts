@@ -78,4 +78,10 @@ describe('analyzeGrownTables', () => {
       client.release();
     }
   });
+
+  it('keeps one plan per prepared statement on the claims\' pool, and leaves the choice to PostgreSQL elsewhere', async () => {
+    const mode = async (pool: { query(text: string): Promise<{ rows: Array<{ plan_cache_mode: string }> }> }) => (await pool.query('SHOW plan_cache_mode')).rows[0]!.plan_cache_mode;
+    expect(await mode(db.hotPool)).toBe('force_generic_plan');
+    expect(await mode(db.pool)).toBe('auto');
+  });
 });

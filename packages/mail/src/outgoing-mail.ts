@@ -68,78 +68,27 @@ const MAX_LINE_LENGTH = 998;
 
 const NUL_OR_CR = /[\0\r]/;
 
-/** Where `<style>` elements are in `html`: numeric references are not read inside them. */
-function styleRanges(html: string): Array<[number, number]> {
-  const ranges: Array<[number, number]> = [];
-  for (let at = html.indexOf('<style'); at >= 0; at = html.indexOf('<style', at)) {
-    const close = html.indexOf('</style>', at);
-    const end = close < 0 ? html.length : close + '</style>'.length;
-    ranges.push([at, end]);
-    at = end;
-  }
-  return ranges;
-}
-
 /**
- * The HTML as 7bit: ASCII, each other character as a numeric character reference (which a browser
- * reads as the character itself), lines ending in CRLF. Null when it cannot be: a line longer than
- * 998, a NUL or CR, or another character inside a <style> element (the CSS is our template's own,
- * ASCII, and a value never lands there). Our templates' HTML is ASCII as rendered (escapeHtmlAscii),
- * and is only checked, by native scans (a 20-event digest: 0.1 ms less than a pass of our own).
- * Other HTML: one pass reads the characters and notes the few that are not ASCII; the copy is made
- * by native slices (a first version that built it line by line, or through Unicode regular
- * expressions, cost as much as quoted-printable did).
+ * The HTML as it goes 7bit: as it is, lines ending in CRLF. Null when it cannot: a character beyond
+ * ASCII, a NUL or CR, or a line longer than 998. Our renderer's HTML is ASCII (it writes every other
+ * character as a numeric reference, see escapeHtmlAscii), so it is only checked, by native scans.
  */
 export function sevenBitHtml(html: string): string | null {
-  // ASCII already (our templates' HTML, see escapeHtmlAscii): native scans, no pass of our own.
-  if (Buffer.byteLength(html, 'utf8') === html.length) {
-    if (NUL_OR_CR.test(html)) return null;
-    for (let start = 0; ; ) {
-      const end = html.indexOf('\n', start);
-      if ((end < 0 ? html.length : end) - start > MAX_LINE_LENGTH) return null;
-      if (end < 0) break;
-      start = end + 1;
-    }
-    return html.replaceAll('\n', '\r\n');
+  if (Buffer.byteLength(html, 'utf8') !== html.length || NUL_OR_CR.test(html)) return null;
+  for (let start = 0; ; ) {
+    const end = html.indexOf('\n', start);
+    if ((end < 0 ? html.length : end) - start > MAX_LINE_LENGTH) return null;
+    if (end < 0) break;
+    start = end + 1;
   }
-  // Where the other characters are, and their references.
-  const others: Array<{ at: number; units: number; reference: string }> = [];
-  let length = 0;
-  for (let i = 0; i < html.length; i++) {
-    const unit = html.charCodeAt(i);
-    if (unit === 0x0a) {
-      length = 0;
-    } else if (unit < 0x80) {
-      if (unit === 0 || unit === 0x0d || ++length > MAX_LINE_LENGTH) return null;
-    } else {
-      const codePoint = html.codePointAt(i)!;
-      const reference = `&#${codePoint};`;
-      length += reference.length;
-      if (length > MAX_LINE_LENGTH) return null;
-      const units = codePoint > 0xffff ? 2 : 1;
-      others.push({ at: i, units, reference });
-      i += units - 1;
-    }
-  }
-  let ascii = html;
-  if (others.length) {
-    const styles = styleRanges(html);
-    if (others.some(({ at }) => styles.some(([start, end]) => at >= start && at < end))) return null;
-    ascii = '';
-    let last = 0;
-    for (const { at, units, reference } of others) {
-      ascii += html.slice(last, at) + reference;
-      last = at + units;
-    }
-    ascii += html.slice(last);
-  }
-  return ascii.replaceAll('\n', '\r\n');
+  return html.replaceAll('\n', '\r\n');
 }
 
 /**
  * The HTML part. As 7bit it goes as it is, in a part we write ourselves (nodemailer takes 7bit only
  * for lines of 76 or fewer, and otherwise encodes): quoted-printable cost 0.3 ms of CPU per
- * one-event e-mail, about a tenth of sending it. Otherwise quoted-printable (a long value on one line).
+ * one-event e-mail, about a tenth of sending it. Otherwise quoted-printable (a long value on one
+ * line, or HTML from elsewhere than the renderer).
  */
 function htmlPart(html: string) {
   const sevenBit = sevenBitHtml(html);

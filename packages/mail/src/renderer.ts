@@ -20,8 +20,8 @@ type Token = [string, string, number, number, Token[]?, ...unknown[]];
 /**
  * Makes each text token's value one flat string. Mustache's parser builds a text run by appending
  * it a character at a time, which V8 keeps as a tree of one-character strings; every message that
- * copied such a run walked that tree again (a 20-event digest: ~0.3 ms of CPU per message, more
- * than filling it).
+ * copied such a run walked that tree again (a 32 kB digest: rendered and copied to a Buffer in
+ * 490 µs of CPU instead of 600).
  */
 function flattenText(tokens: Token[]): void {
   for (const token of tokens) {
@@ -49,20 +49,26 @@ function prepare(template: string, escape?: (value: unknown) => string): Fill {
 const HTML_ESCAPES: Readonly<Record<string, string>> = {
   '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '/': '&#x2F;', '`': '&#x60;', '=': '&#x3D;',
 };
-const HTML_ESCAPED = /[&<>"'`=/]|[\ud800-\udbff][\udc00-\udfff]|[\u0080-\uffff]/g;
+/** A character beyond ASCII: a surrogate pair whole, or one UTF-16 unit (a lone surrogate too). */
+const BEYOND_ASCII = '[\\ud800-\\udbff][\\udc00-\\udfff]|[\\u0080-\\uffff]';
+const NOT_ASCII = new RegExp(BEYOND_ASCII, 'g');
+const HTML_ESCAPED = new RegExp(`[&<>"'\`=/]|${BEYOND_ASCII}`, 'g');
+
+/** A character as a numeric character reference, which a browser reads as the character itself. */
+const reference = (character: string): string => `&#${character.codePointAt(0)};`;
 
 /**
- * Mustache's HTML escape, and every character beyond ASCII as a numeric character reference (which
- * a browser reads as the character itself): with the templates' own text ASCII too, an e-mail's HTML
- * is ASCII, so it goes as 7bit as it is (see sevenBitHtml) and V8 holds it one byte a character.
+ * Mustache's HTML escape, and every character beyond ASCII as a numeric reference: with the
+ * templates' own text made ASCII too (asciiHtml), an e-mail's HTML is ASCII, so it goes as 7bit as
+ * it is (see sevenBitHtml) and V8 holds it one byte a character.
  */
 export function escapeHtmlAscii(value: unknown): string {
-  return String(value).replace(HTML_ESCAPED, (found) => HTML_ESCAPES[found] ?? `&#${found.codePointAt(0)};`);
+  return String(value).replace(HTML_ESCAPED, (found) => HTML_ESCAPES[found] ?? reference(found));
 }
 
-/** The templates' HTML with each character beyond ASCII written as a numeric character reference. */
+/** The templates' HTML with each character beyond ASCII written as a numeric reference. */
 function asciiHtml(html: string): string {
-  return html.replace(/[\ud800-\udbff][\udc00-\udfff]|[\u0080-\uffff]/g, (found) => `&#${found.codePointAt(0)};`);
+  return html.replace(NOT_ASCII, reference);
 }
 
 /**

@@ -62,7 +62,9 @@ interface SendBatches {
    * PostgreSQL is away. Their claims age meanwhile, and once PostgreSQL is back the reconciler asks
    * for them again (a job of its own, `send.<delivery>`), whose claim would take them for abandoned
    * and send them a second time before the first sender's record got through. Asked for again
-   * here, they are skipped: their sender is alive and finishes them.
+   * here, they are skipped: their sender is alive and finishes them. A sender in another process
+   * cannot see this set: there the claim timeout alone decides, and after an outage of PostgreSQL
+   * longer than it, an e-mail whose record was held up may go twice (same Message-ID).
    */
   inProcess: Set<string>;
 }

@@ -3,7 +3,7 @@
 export { loadConfig } from '@notify/config';
 export { FREQUENCIES, parseRuleListQuery, SCOPES, SEVERITIES, validateFilters, type EventDetails, type Filters, type Frequency, type Scope } from '@notify/core';
 export { createDatabase, dropExpiredHistory, ensureHistoryPartitions, listRules, migrate, quoteIdent, type Database } from '@notify/db';
-export { createMailRenderer, messageOptions, type MailContent } from '@notify/mail';
+export { createMailRenderer, type MailContent } from '@notify/mail';
 export { createLogger, maskUrlPassword } from '@notify/observability';
 export { createRedis, matchQueueName, jobPolicies, LOCK_DURATION_MS, Queues } from '@notify/queues';
 export { buildApp } from '../../apps/api/src/app';

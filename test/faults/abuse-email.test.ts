@@ -160,7 +160,7 @@ describe('e-mail safety (faults)', () => {
         // The subject names the organization, and List-Id the rule, as text: one line, the name quoted.
         if (line.key === 'subject') continue;
         if (line.key === 'list-id') {
-          expect(line.line, context).toMatch(/^List-ID: "[^"\r\n]*" <[0-9a-f-]{36}\.rules\.[^>\s]+>$/);
+          expect(line.line, context).toMatch(/^List-Id: "[^"\r\n]*" <[0-9a-f-]{36}\.rules\.[^>\s]+>$/i);
           continue;
         }
         expect(line.line, `${context}: ${line.line}`).not.toContain('attacker.example');

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { access, constants, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import nodemailer from 'nodemailer';
 import type { MailTransport, OutgoingMail, SendResult } from './outgoing-mail';
-import { assertSendable, messageOptions } from './outgoing-mail';
+import { composeMessage } from './mime-message';
 import { toMailError } from './send-errors';
 
 /** `<abc@notify.local>` → `abc@notify.local.eml`; anything unusual in the id becomes `_`. */
@@ -19,22 +18,18 @@ export function outboxFileName(messageId: string): string {
  */
 export function createOutboxTransport(options: { outboxDir: string }): MailTransport {
   const dir = options.outboxDir;
-  const composer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows', disableFileAccess: true, disableUrlAccess: true });
 
   return {
     kind: 'outbox',
     async send(mail: OutgoingMail): Promise<SendResult> {
-      assertSendable(mail);
+      const { raw } = composeMessage(mail);
       const target = join(dir, outboxFileName(mail.messageId));
       const temp = join(dir, `.${randomUUID()}.tmp`);
       try {
         await mkdir(dir, { recursive: true });
-        const info = await composer.sendMail(messageOptions(mail));
-        const message = info.message;
-        if (!Buffer.isBuffer(message)) throw new Error('stream transport did not return a buffer');
-        await writeFile(temp, message, { flush: true });
+        await writeFile(temp, raw, { flush: true });
         await rename(temp, target);
-        return { messageId: info.messageId || mail.messageId, response: `written to ${target}` };
+        return { messageId: mail.messageId, response: `written to ${target}` };
       } catch (error) {
         await rm(temp, { force: true }).catch(() => undefined);
         throw toMailError(error);
@@ -48,8 +43,6 @@ export function createOutboxTransport(options: { outboxDir: string }): MailTrans
         throw toMailError(error);
       }
     },
-    async close(): Promise<void> {
-      composer.close();
-    },
+    async close(): Promise<void> {},
   };
 }

@@ -1,7 +1,7 @@
 import { SCOPES } from '@notify/core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { MailRenderer } from './mail-content';
-import { sevenBitHtml } from './outgoing-mail';
+import { sevenBitBody } from './mime-message';
 import { createMailRenderer, escapeHtmlAscii } from './renderer';
 import { scopeLabel } from './scope-labels';
 import { DIGEST_MJML, INSTANT_MJML } from './templates/mjml-templates';
@@ -38,9 +38,9 @@ describe('createMailRenderer', () => {
       makeEvent({ asset: `host${i}.example.com`, tags: ['prod', 'web'], data: { port: 3000 + i, service: 'rdp', banner: `banner ${i}`, region: 'eu-west-1' } }),
     );
     const { html } = renderer.render(makeContent({ kind: 'digest', frequency: 'daily', events }));
-    const longest = Math.max(...html.split('\n').map((line) => line.length));
+    const longest = Math.max(...html.split('\r\n').map((line) => line.length));
     expect(longest).toBeLessThanOrEqual(998);
-    expect(sevenBitHtml(html)).not.toBeNull();
+    expect(sevenBitBody(html)).toBe(html);
   });
 
   it('writes ASCII HTML whatever the values hold: each other character as a numeric reference a reader sees as itself', () => {
@@ -53,7 +53,8 @@ describe('createMailRenderer', () => {
       expect(Buffer.byteLength(html, 'utf8')).toBe(html.length); // ASCII only
       const seen = visibleText(html);
       for (const text of ['Société Générale 😀', 'Ports « exposés »', 'Ünïcode – title 𝔘', 'naïve café', 'prod·eu', 'Société Générale 😀 · ']) expect(seen).toContain(text);
-      expect(sevenBitHtml(html)).toBe(html.replaceAll('\n', '\r\n'));
+      // CRLF lines, as a 7bit part carries them: the message takes the HTML as it is.
+      expect(sevenBitBody(html)).toBe(html);
     }
   });
 
@@ -61,6 +62,13 @@ describe('createMailRenderer', () => {
     expect(escapeHtmlAscii(`<a href="x">&'\`=/</a>`)).toBe('&lt;a href&#x3D;&quot;x&quot;&gt;&amp;&#39;&#x60;&#x3D;&#x2F;&lt;&#x2F;a&gt;');
     expect(escapeHtmlAscii('é – 😀 \ud83d')).toBe('&#233; &#8211; &#128512; &#55357;');
     expect(escapeHtmlAscii(42)).toBe('42');
+  });
+
+  it('writes every line break of a value as CRLF, which a reader sees as the same break', () => {
+    expect(escapeHtmlAscii('a\nb\r\nc\rd')).toBe('a\r\nb\r\nc\r\nd');
+    const { html } = renderer.render(makeContent({ events: [makeEvent({ summary: 'line one\nline two\r\nline three\rline four' })] }));
+    expect(sevenBitBody(html)).toBe(html);
+    expect(visibleText(html)).toContain('line one line two line three line four');
   });
 
   it('groups by asset, then severity from critical to info, newest first, with counts', () => {

@@ -1,6 +1,6 @@
 import nodemailer from 'nodemailer';
 import type { MailTransport, OutgoingMail, SendResult } from './outgoing-mail';
-import { assertSendable, messageOptions } from './outgoing-mail';
+import { composeMessage } from './mime-message';
 import { toMailError } from './send-errors';
 
 export interface SmtpTransportOptions {
@@ -71,10 +71,10 @@ export function createSmtpTransport(options: SmtpTransportOptions): MailTranspor
   return {
     kind: 'smtp',
     async send(mail: OutgoingMail): Promise<SendResult> {
-      assertSendable(mail);
+      const { envelope, raw } = composeMessage(mail);
       try {
-        const info = await transporter.sendMail(messageOptions(mail));
-        return { messageId: info.messageId || mail.messageId, response: String(info.response ?? '') };
+        const info = await transporter.sendMail({ envelope, raw, messageId: mail.messageId });
+        return { messageId: mail.messageId, response: String(info.response ?? '') };
       } catch (error) {
         throw toMailError(error);
       }

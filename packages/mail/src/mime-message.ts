@@ -1,0 +1,143 @@
+import { randomUUID } from 'node:crypto';
+import addressparser from 'nodemailer/lib/addressparser';
+import { encodeWord, encodeWords, foldLines, quoteString } from 'nodemailer/lib/mime-funcs';
+import { encode as qpEncode, wrap as qpWrap } from 'nodemailer/lib/qp';
+import type { OutgoingMail } from './outgoing-mail';
+import { assertSendable } from './outgoing-mail';
+import { PermanentMailError } from './send-errors';
+
+/**
+ * A message as it goes on the wire: the SMTP envelope and the RFC 5322 bytes, CRLF lines, every
+ * byte ASCII (headers as MIME encoded words, bodies 7bit or quoted-printable).
+ *
+ * Composed here rather than by nodemailer: its MailComposer builds a tree of MIME nodes per
+ * message (random boundaries, header objects, a stream pipeline per part) and took half of our CPU
+ * per e-mail in the SMTP client (measured: 1.29 -> 0.73 ms per one-event e-mail, 2.9 -> 1.3 ms per
+ * 20-event digest, handing nodemailer the same message as `raw`). Encoding still uses nodemailer's
+ * own functions (encoded words, folding, quoted-printable), so the bytes read as they did.
+ */
+export interface MimeMessage {
+  envelope: { from: string; to: string[] };
+  raw: Buffer;
+}
+
+/** The longest line a part may have unless encoded (RFC 5322 2.1.1), its CRLF apart. */
+const MAX_LINE_LENGTH = 998;
+
+/**
+ * A body as it goes 7bit: lines ending in CRLF, LF-only lines given their CR. Null when it cannot:
+ * a character beyond ASCII, a NUL, a CR that does not end a line, mixed endings, or a line longer
+ * than 998. The renderer's HTML is ASCII with CRLF lines (see escapeHtmlAscii), so it goes as it
+ * is, after native scans only (the first of them flattens the rendered string, once); its text is
+ * usually ASCII, with LF lines.
+ */
+export function sevenBitBody(body: string): string | null {
+  if (body.indexOf('\0') >= 0 || Buffer.byteLength(body, 'utf8') !== body.length) return null;
+  const crlf = body.indexOf('\r') >= 0;
+  let lines = 0;
+  for (let start = 0; ; lines++) {
+    const end = body.indexOf('\n', start);
+    const stop = end < 0 ? body.length : end;
+    if (stop - start > MAX_LINE_LENGTH + (crlf && end >= 0 ? 1 : 0)) return null;
+    if (end < 0) break;
+    if (crlf && body.charCodeAt(end - 1) !== 13) return null;
+    start = end + 1;
+  }
+  if (!crlf) return body.replaceAll('\n', '\r\n');
+  // Every LF has its CR; a CR anywhere else makes more CRs than lines.
+  let crs = 0;
+  for (let at = body.indexOf('\r'); at >= 0; at = body.indexOf('\r', at + 1)) crs++;
+  return crs === lines ? body : null;
+}
+
+/** A body that cannot go 7bit, as quoted-printable: UTF-8 bytes, CRLF hard breaks, lines of 76 at most. */
+function quotedPrintable(body: string): string {
+  return qpWrap(qpEncode(Buffer.from(body.replace(/\r\n|\r|\n/g, '\r\n'), 'utf8')), 76);
+}
+
+/** One part of the multipart/alternative body: its headers, a blank line, the encoded content. */
+function bodyPart(type: 'text/plain' | 'text/html', body: string): string {
+  const sevenBit = sevenBitBody(body);
+  const encoding = sevenBit === null ? 'quoted-printable' : '7bit';
+  return `Content-Type: ${type}; charset=utf-8\r\nContent-Transfer-Encoding: ${encoding}\r\n\r\n${sevenBit ?? quotedPrintable(body)}`;
+}
+
+/** Keeps a display name header-safe and short: printable ASCII, no quotes or backslashes. */
+function listPhrase(name: string): string {
+  return name.replace(/[^\x20-\x7E]|["\\]/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 60) || 'Notification rule';
+}
+
+interface Sender {
+  /** The From header's value: the display name quoted or MIME-encoded as nodemailer would. */
+  header: string;
+  /** The envelope's MAIL FROM. */
+  address: string;
+}
+
+/**
+ * A sender's address: ASCII, no quotes, brackets or spaces; the domain may be a bare host
+ * (`alerts@localhost`, MAIL_FROM's default), unlike a recipient's.
+ */
+const SENDER_ADDRESS = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/;
+
+/** MAIL_FROM is one setting, so each distinct From is parsed once. */
+const senders = new Map<string, Sender>();
+
+/** `Name <address>` or `address`: one plain ASCII address, a display name in any script. */
+function sender(from: string): Sender {
+  const known = senders.get(from);
+  if (known) return known;
+  const addresses = addressparser(from);
+  const address = addresses.length === 1 ? addresses[0]?.address : undefined;
+  if (address === undefined || !SENDER_ADDRESS.test(address)) throw new PermanentMailError('invalid sender address');
+  const name = (addresses[0]?.name ?? '').trim();
+  // As nodemailer's MimeNode writes a name: word characters as they are, other printable ASCII
+  // quoted, anything else as an encoded word.
+  const phrase = /^[\w ]*$/.test(name) ? name : /^[\x20-\x7e]*$/.test(name) ? quoteString(name) : encodeWord(name, 'Q', 52);
+  const parsed = { header: phrase ? `${phrase} <${address}>` : address, address };
+  if (senders.size > 100) senders.clear();
+  senders.set(from, parsed);
+  return parsed;
+}
+
+/** The Date header's form: `Wed, 25 Nov 2026 20:20:24 +0000`. */
+function dateHeader(date: Date): string {
+  return date.toUTCString().replace(/GMT$/, '+0000');
+}
+
+/**
+ * The message of a mail, checked first (assertSendable). The headers every e-mail carries besides
+ * the usual ones: Auto-Submitted (RFC 3834: no auto-replies or out-of-office answers back), and for
+ * a rule's e-mail a stable List-Id and the one-click List-Unsubscribe pair (RFC 2919, 8058).
+ */
+export function composeMessage(mail: OutgoingMail, date: Date = new Date()): MimeMessage {
+  assertSendable(mail);
+  const from = sender(mail.from);
+  const text = bodyPart('text/plain', mail.text);
+  const html = bodyPart('text/html', mail.html);
+  // A quoted-printable part cannot hold "=_" (every "=" is encoded); a 7bit part could hold
+  // anything, so the boundary is checked against both.
+  let boundary = `=_notify_${randomUUID()}`;
+  while (text.includes(boundary) || html.includes(boundary)) boundary = `=_notify_${randomUUID()}`;
+
+  const headers = [
+    `From: ${from.header}`,
+    `To: ${mail.to}`,
+    foldLines(`Subject: ${encodeWords(mail.subject, 'Q', 52, true)}`, 76),
+    `Message-ID: ${mail.messageId}`,
+    `Date: ${dateHeader(date)}`,
+    'MIME-Version: 1.0',
+    'Auto-Submitted: auto-generated',
+  ];
+  if (mail.list) {
+    headers.push(
+      `List-Id: "${listPhrase(mail.list.name)}" <${mail.list.id}>`,
+      `List-Unsubscribe: <${mail.list.unsubscribeUrl}>`,
+      'List-Unsubscribe-Post: List-Unsubscribe=One-Click',
+    );
+  }
+  headers.push(`Content-Type: multipart/alternative;\r\n boundary="${boundary}"`);
+  const message = `${headers.join('\r\n')}\r\n\r\n--${boundary}\r\n${text}\r\n--${boundary}\r\n${html}\r\n--${boundary}--\r\n`;
+  // Every character is ASCII by now, so latin1 is the byte-for-byte copy.
+  return { envelope: { from: from.address, to: [mail.to] }, raw: Buffer.from(message, 'latin1') };
+}

@@ -1,7 +1,7 @@
 import { Worker, type Job, type WorkerOptions } from 'bullmq';
-import type { Config, Role } from '@notify/config';
+import { ConfigError, type Config, type Role } from '@notify/config';
 import type { DatabaseHandle } from '@notify/db';
-import { createMailRenderer, createMailTransport, type MailTransport } from '@notify/mail';
+import { createMailRenderer, createMailTransport, senderAddress, type MailTransport } from '@notify/mail';
 import { maskUrlPassword, type Logger, type Metrics } from '@notify/observability';
 import {
   OutagePause,
@@ -69,9 +69,15 @@ function secondsOf(job: Job): number {
   return ((job.finishedOn ?? Date.now()) - job.processedOn) / 1000;
 }
 
+/** The domain of MAIL_FROM's address; a MAIL_FROM that is not one address stops the start (it would fail every e-mail). */
 function messageIdDomain(from: string): string {
-  const domain = /@([^>\s]+)>?\s*$/.exec(from)?.[1];
-  return domain ?? 'notify.local';
+  let address: string;
+  try {
+    address = senderAddress(from);
+  } catch {
+    throw new ConfigError(`MAIL_FROM must be one address, with a display name or not (e.g. "Security Alerts <alerts@example.com>"), not ${JSON.stringify(from.slice(0, 200))}`);
+  }
+  return address.slice(address.lastIndexOf('@') + 1);
 }
 
 /** Repeats `task` every `ms` (and once at once with `atStart`), never overlapping itself, logging rather than dying on errors. */
@@ -102,6 +108,8 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
   const now = options.now ?? (() => new Date());
   const metrics = options.metrics;
   const pipeline: PipelineContext = { db, queues, now, instantCoalesceMs: config.pipeline.instantCoalesceMs, metrics: metrics?.pipeline };
+  // Checked before any connection is made.
+  const mailDomain = roles.includes('send') ? messageIdDomain(config.mail.from) : undefined;
   const index = new RuleIndex();
   const connection = createRedis(config.redis, 'notify-workers', 'blocking');
   // A killed worker's jobs go back to the queue once their lock runs out (checked as often).
@@ -120,7 +128,7 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
       renderer: await createMailRenderer(),
       transport,
       from: config.mail.from,
-      messageIdDomain: messageIdDomain(config.mail.from),
+      messageIdDomain: mailDomain ?? messageIdDomain(config.mail.from),
       unsubscribe: config.unsubscribe,
       claimTimeoutMs: config.pipeline.jobLockMs,
     };

@@ -2,7 +2,7 @@ export type { MailContent, MailRenderer, RenderedMail } from './mail-content';
 export { createMailRenderer } from './renderer';
 export { scopeLabel } from './scope-labels';
 export type { MailTransport, OutgoingMail, SendResult } from './outgoing-mail';
-export { composeMessage } from './mime-message';
+export { composeMessage, senderAddress } from './mime-message';
 export type { MimeMessage } from './mime-message';
 export { createMailTransport } from './create-transport';
 export type { MailTransportOptions } from './create-transport';

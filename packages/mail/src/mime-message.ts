@@ -100,6 +100,15 @@ function sender(from: string): Sender {
   return parsed;
 }
 
+/**
+ * The address a From (`MAIL_FROM`) sends as, for the envelope and the Message-ID's domain. Throws
+ * PermanentMailError when the From is not one plain address, so a process can refuse to start
+ * with it rather than fail every e-mail.
+ */
+export function senderAddress(from: string): string {
+  return sender(from).address;
+}
+
 /** The Date header's form: `Wed, 25 Nov 2026 20:20:24 +0000`. */
 function dateHeader(date: Date): string {
   return date.toUTCString().replace(/GMT$/, '+0000');

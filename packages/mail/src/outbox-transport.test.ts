@@ -36,7 +36,7 @@ describe('outbox transport', () => {
     const sent = mail();
     const result = await outbox.send(sent);
 
-    expect(result.messageId).toBe(sent.messageId);
+    expect(result.response).toBe(`written to ${join(dir, 'nested', 'outbox', '3f2b8c1e-delivery@notify.local.eml')}`);
     const files = await readdir(join(dir, 'nested', 'outbox'));
     expect(files).toEqual(['3f2b8c1e-delivery@notify.local.eml']);
     const parsed = await simpleParser(await readFile(join(dir, 'nested', 'outbox', files[0] ?? '')));

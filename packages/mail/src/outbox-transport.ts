@@ -29,7 +29,7 @@ export function createOutboxTransport(options: { outboxDir: string }): MailTrans
         await mkdir(dir, { recursive: true });
         await writeFile(temp, raw, { flush: true });
         await rename(temp, target);
-        return { messageId: mail.messageId, response: `written to ${target}` };
+        return { response: `written to ${target}` };
       } catch (error) {
         await rm(temp, { force: true }).catch(() => undefined);
         throw toMailError(error);

@@ -14,8 +14,8 @@ export interface OutgoingMail {
   list?: { id: string; name: string; unsubscribeUrl: string };
 }
 
+/** What the server (or the outbox) said; the message goes under the mail's own Message-ID. */
 export interface SendResult {
-  messageId: string;
   response: string;
 }
 

@@ -53,7 +53,6 @@ describe('smtp transport', () => {
     const sent = mail({ subject: '[Acme] Daily digest: 42 events — New open port detected' });
     const result = await smtp.send(sent);
 
-    expect(result.messageId).toBe(sent.messageId);
     expect(result.response).toMatch(/^250/);
     expect(server.messages).toHaveLength(1);
     const received = server.messages[0];

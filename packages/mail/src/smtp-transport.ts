@@ -74,7 +74,7 @@ export function createSmtpTransport(options: SmtpTransportOptions): MailTranspor
       const { envelope, raw } = composeMessage(mail);
       try {
         const info = await transporter.sendMail({ envelope, raw, messageId: mail.messageId });
-        return { messageId: mail.messageId, response: String(info.response ?? '') };
+        return { response: String(info.response ?? '') };
       } catch (error) {
         throw toMailError(error);
       }

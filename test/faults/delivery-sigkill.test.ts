@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { INGEST_TOKEN } from '../support/app';
 import { expectDeliveredOnce, useScenario } from './support/scenario';
 import { processEnv } from './support/services';
@@ -24,8 +24,13 @@ describe('fault: the worker process is killed (SIGKILL) mid-stream, then started
     let inFlightAtKills = 0;
     const restarts: Array<Promise<void>> = [];
     const stream = await sendStream(() => api.baseUrl!, INGEST_TOKEN, s.setup.events, {
-      onRequest: (request) => {
+      onRequest: async (request) => {
         if (!killAt.has(request)) return;
+        // Killed while sending: the worker has sent since it (re)started, however slowly it started
+        // on a loaded machine; the stream waits for that, so the kill still falls mid-stream.
+        await Promise.all(restarts);
+        const sentBefore = s.smtp.received.length;
+        await vi.waitFor(() => expect(s.smtp.received.length).toBeGreaterThan(sentBefore), { timeout: 60_000, interval: 10 });
         const victim = worker;
         restarts.push(
           (async () => {

@@ -36,6 +36,22 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
     expect(rows).toEqual([expect.objectContaining({ status: 'sent', attempts: 1, message_id: mail!.messageId })]);
   });
 
+  it('matches the events it ingests in the same process, without a match job, when it runs the match role too', async () => {
+    const org = await t.p.createOrg();
+    const member = org.members[0]!;
+    const scope = 'new_open_port_detected';
+    await t.p.createRule(org.key, { name: 'Here', scope, members: [member.team_member_uuid] });
+    const queue = t.p.process.deps.queues.match.get(scope)!;
+    const before = await queue.getJobCounts('waiting', 'active', 'completed', 'failed', 'delayed');
+    await ingest([makeEvent(org.id, { title: 'matched here' })]);
+    const [mail] = await waitForMails(member.email, 1);
+    expect(mail!.html).toContain('matched here');
+    // Completed match jobs are kept an hour: none was added for this event.
+    expect(await queue.getJobCounts('waiting', 'active', 'completed', 'failed', 'delayed')).toEqual(before);
+    const { rows } = await t.p.db.pool.query(`SELECT count(*)::int AS n FROM events WHERE organization_id = $1 AND matched_at IS NULL`, [org.id]);
+    expect(rows[0].n).toBe(0);
+  });
+
   it('coalesces a burst that follows the first e-mail into one more e-mail', async () => {
     const org = await t.p.createOrg();
     const member = org.members[0]!;

@@ -144,7 +144,6 @@ describe('log lines: JSON, redacted, each naming its request or job', () => {
     const sent = capture.lines.find((line) => line.msg === 'e-mail sent')!;
     expect(sent).toMatchObject({ queue: 'send', job_id: `send.${sent.delivery_id as string}` });
     const queues = new Set(aboutJobs.map((line) => line.queue));
-    expect(queues).toContain('match.new_open_port_detected');
     expect(queues).toContain('send');
   });
 });

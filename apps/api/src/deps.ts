@@ -3,7 +3,7 @@ import type { Config } from '@notify/config';
 import { createDatabase, type Database } from '@notify/db';
 import { createLogger, createMetrics, type Logger, type Metrics } from '@notify/observability';
 import { createRedis, Queues, redisChannels } from '@notify/queues';
-import { createRuleChangeAnnouncer, type PipelineContext, type RuleChangeAnnouncer } from '@notify/pipeline';
+import { createRuleChangeAnnouncer, type MatchHere, type PipelineContext, type RuleChangeAnnouncer } from '@notify/pipeline';
 import { RuleListCache } from './routes/notification-rules/list-cache';
 
 /** What the HTTP app needs from the outside world, built once per process. */
@@ -19,6 +19,8 @@ export interface AppDeps {
   ruleListCache: RuleListCache;
   /** The worker roles started in this process, for readiness; `checks` are their own (e.g. SMTP reachability). */
   roles?: { names: string[]; isReady(): boolean; checks?: Record<string, () => Promise<unknown>> };
+  /** Set when this process runs the match role too: ingest hands its events there rather than to the match queues. */
+  matchHere?: MatchHere;
   logger: Logger;
   /** This process's Prometheus registry and metrics (`/metrics`). */
   metrics: Metrics;

@@ -49,6 +49,8 @@ export async function startProcess(
     config, db: workerDb ?? deps.db, queues: deps.queues, logger, roles: config.roles, transport: options.transport, now: options.now, metrics: deps.metrics,
   });
   deps.roles = { names: runtime.roles, isReady: () => runtime.isReady(), checks: runtime.checks };
+  // With the match role here too, ingested events are matched in this process, without a job.
+  deps.matchHere = runtime.matchHere;
 
   let app: FastifyInstance | undefined;
   let subscriber: ReturnType<typeof createRedis> | undefined;

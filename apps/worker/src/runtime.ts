@@ -13,11 +13,13 @@ import {
   STATISTICS_INTERVAL_MS,
   RuleIndex,
   subscribeToRuleChanges,
+  type MatchHere,
   type PipelineContext,
   type SendContext,
 } from '@notify/pipeline';
 import { createRedis, queueKeyPrefix, QUEUE_NAMES, redisChannels, type Queues, type RedisClient } from '@notify/queues';
-import { createProcessors, type Processor, type ProcessorMap } from './processors';
+import { createProcessors, type Processor } from './processors';
+import { InProcessMatching } from './processors/match-here';
 
 export interface WorkerRuntimeOptions {
   config: Config;
@@ -36,6 +38,8 @@ export interface WorkerRuntime {
   roles: Role[];
   index: RuleIndex;
   mailTransport: MailTransport | undefined;
+  /** With the match role: matches the events this process ingests without a job (the API's ingest hands them here). */
+  matchHere: MatchHere | undefined;
   /** Whether every started role is running (for readiness). */
   isReady(): boolean;
   /** Readiness checks of the started roles: the send role's SMTP server (`smtp`) or outbox folder (`outbox`). */
@@ -118,6 +122,7 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
   const workers: Worker[] = [];
   const stops: Array<() => Promise<void>> = [];
   let subscriber: RedisClient | undefined;
+  let matchHere: InProcessMatching | undefined;
   let send: SendContext | undefined;
   let transport: MailTransport | undefined;
 
@@ -134,7 +139,7 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
     };
   }
   const sendPause = new OutagePause(1000, config.pipeline.sendOutageMaxPauseMs);
-  const processors: ProcessorMap = createProcessors({ pipeline, index, send, sendPause, matchTransactions: config.pipeline.matchConcurrency, mailConcurrency: config.pipeline.sendConcurrency });
+  const { jobs: processors, match } = createProcessors({ pipeline, index, send, sendPause, matchTransactions: config.pipeline.matchConcurrency, mailConcurrency: config.pipeline.sendConcurrency });
   const checks: Record<string, () => Promise<unknown>> = {};
   const start = <T>(name: string, processor: Processor<T>, concurrency: number, extra: Partial<WorkerOptions> = {}) => {
     // Every line about a job carries its id and queue.
@@ -164,6 +169,7 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
     }, redisChannels(config.queuePrefix).rulesChanged);
     stops.push(every(config.pipeline.ruleResyncMs, () => index.loadAll(db), logger, 'rule resync'));
     for (const name of QUEUE_NAMES.match) start(name, processors.match, config.pipeline.matchConcurrency);
+    matchHere = new InProcessMatching(match, logger);
     logger.info({ rules: index.size }, 'match role started');
   }
   if (roles.includes('schedule')) {
@@ -207,6 +213,7 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
     roles,
     index,
     mailTransport: transport,
+    matchHere: matchHere?.take,
     isReady: () => !closed && workers.every((worker) => worker.isRunning()),
     checks,
     async close({ deadline } = {}) {
@@ -214,7 +221,7 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
       closed = true;
       // Periodic tasks and fetching stop at once; jobs in flight get until the deadline to finish.
       const stopped = Promise.allSettled(stops.map((stop) => stop()));
-      const finished = Promise.allSettled(workers.map((worker) => worker.close()));
+      const finished = Promise.allSettled([...workers.map((worker) => worker.close()), matchHere?.close()]);
       let timer: NodeJS.Timeout | undefined;
       const late = deadline === undefined
         ? new Promise<never>(() => {})

@@ -27,7 +27,13 @@ const MATCH_BATCH_EVENTS = 500;
 /** The most (rule, period) pairs one shared deliver transaction takes. */
 const DELIVER_BATCH_PERIODS = 200;
 
-export function createProcessors(ctx: ProcessorContext): ProcessorMap {
+export interface Processors {
+  jobs: ProcessorMap;
+  /** Matches events without a job, in the transactions the match jobs share (InProcessMatching). */
+  match(events: ReadonlyArray<readonly [string, string]>): Promise<MatchResult>;
+}
+
+export function createProcessors(ctx: ProcessorContext): Processors {
   // The match jobs a process runs at once (MATCH_CONCURRENCY per scope's queue) share their
   // transactions: those that come while one runs go together in the next (Batcher), so a burst of
   // small jobs (single-event requests) costs a few commits rather than one each. At most
@@ -49,7 +55,7 @@ export function createProcessors(ctx: ProcessorContext): ProcessorMap {
     { maxBatch: DELIVER_BATCH_PERIODS, concurrency: 2 },
   );
   const mailSlots = new Slots(ctx.mailConcurrency ?? 10);
-  return {
+  const jobs: ProcessorMap = {
     match: async (job, log) => {
       const result = await matches.submit(job.data.events);
       log.debug({ ...result, job_events: job.data.events.length }, 'events matched');
@@ -104,4 +110,5 @@ export function createProcessors(ctx: ProcessorContext): ProcessorMap {
       return outcomes.length === 1 ? outcomes[0] : { sent, outcomes: outcomes.map((outcome) => outcome?.status ?? 'waiting') };
     },
   };
+  return { jobs, match: (events) => matches.submit(events) };
 }

@@ -28,7 +28,20 @@ export interface IngestContext {
   onPublishError?: (error: unknown, scope: Scope, events: number) => void;
   /** Counts stored and repeated events by scope. */
   metrics?: Pick<PipelineMetrics, 'eventsIngested'>;
+  /**
+   * Matching in this process, when it runs the match role too (see MatchHere): the events it takes
+   * skip the match queue. It answers false when it is full or closing, and the queue takes them.
+   */
+  matchHere?: MatchHere;
 }
+
+/**
+ * Takes stored events of one scope to match in this process, without a job: for single-event
+ * requests, a match job per event and scope cost more of Redis and of our CPU than the matching.
+ * True when taken; it never throws. Events it takes and does not match (a database away, the
+ * process killed) stay unmatched in PostgreSQL, and the reconciler asks for them again.
+ */
+export type MatchHere = (scope: Scope, events: Array<[string, string]>) => boolean;
 
 export interface IngestOptions {
   /** How the events came: names the params of errors (`organization_id` or `events[3].organization_id`). Default 'batch'. */
@@ -112,7 +125,7 @@ function storeBatcher(ctx: IngestContext): Batcher<readonly IncomingEvent[], Sto
 }
 
 /**
- * Asks for the match of stored events, one request per scope. It never fails: when Redis is down
+ * Asks for the match of stored events, one request per scope (or matches them here: matchHere). It never fails: when Redis is down
  * or slow, the events are stored with `matched_at` null and the reconciler asks for them again;
  * `onPublishError` hears about it.
  */
@@ -126,6 +139,7 @@ async function publish(ctx: IngestContext, inserted: readonly StoredEvent[]): Pr
   const timeoutMs = ctx.publishTimeoutMs ?? DEFAULT_PUBLISH_TIMEOUT_MS;
   await Promise.all(
     [...byScope].map(async ([scope, pairs]) => {
+      if (ctx.matchHere?.(scope, pairs)) return;
       try {
         await withTimeout(ctx.queues.requestMatch(scope, pairs), timeoutMs);
       } catch (error) {

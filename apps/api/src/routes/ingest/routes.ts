@@ -38,6 +38,7 @@ export const ingestRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async 
     db,
     queues,
     metrics: deps.metrics.pipeline,
+    matchHere: deps.matchHere,
     onPublishError: (error, scope, count) => app.log.warn({ err: error, scope, events: count }, 'events stored but not published; the reconciler will publish them'),
   };
 

@@ -1,0 +1,74 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import type { MatchResult } from '@notify/pipeline';
+import { createLogger } from '@notify/observability';
+import { InProcessMatching } from './match-here';
+
+const RESULT: MatchResult = { events: 1, matches: 1, silenced: 0, immediate: 1 };
+
+function capturedLogger() {
+  const lines: Array<Record<string, unknown>> = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { lines, logger: createLogger({ level: 'debug', name: 'test', destination }) };
+}
+
+/** A match that finishes when the test says so. */
+function heldMatch() {
+  const calls: Array<{ events: number; finish: (error?: Error) => void }> = [];
+  const match = (events: ReadonlyArray<readonly [string, string]>) =>
+    new Promise<MatchResult>((resolve, reject) => {
+      calls.push({ events: events.length, finish: (error) => (error ? reject(error) : resolve(RESULT)) });
+    });
+  return { calls, match };
+}
+
+const pairs = (n: number): Array<[string, string]> => Array.from({ length: n }, (_, i) => ['org', `event-${i}`]);
+
+describe('InProcessMatching', () => {
+  it('takes events up to its bound and declines past it, so the queues take the rest', async () => {
+    const { calls, match } = heldMatch();
+    const here = new InProcessMatching(match, capturedLogger().logger, 10);
+    expect(here.take('new_open_port_detected', pairs(6))).toBe(true);
+    expect(here.take('asset_dns_changed', pairs(4))).toBe(true);
+    expect(here.take('asset_dns_changed', pairs(1))).toBe(false);
+    expect(here.pending).toBe(10);
+    expect(calls.map((call) => call.events)).toEqual([6, 4]);
+
+    calls[0]!.finish();
+    await expect.poll(() => here.pending).toBe(4);
+    expect(here.take('asset_dns_changed', pairs(6))).toBe(true);
+  });
+
+  it('logs a failed match and frees its place: the events stay unmatched in the database for the reconciler', async () => {
+    const { calls, match } = heldMatch();
+    const { lines, logger } = capturedLogger();
+    const here = new InProcessMatching(match, logger, 10);
+    expect(here.take('new_open_port_detected', pairs(3))).toBe(true);
+    calls[0]!.finish(new Error('connection terminated'));
+    await expect.poll(() => here.pending).toBe(0);
+    const warning = lines.find((line) => line.level === 40)!;
+    expect(warning).toMatchObject({ scope: 'new_open_port_detected', events: 3, msg: expect.stringContaining('reconciler') });
+    expect(JSON.stringify(warning.err)).toContain('connection terminated');
+  });
+
+  it('on close, takes nothing more and waits for what it took', async () => {
+    const { calls, match } = heldMatch();
+    const here = new InProcessMatching(match, capturedLogger().logger, 10);
+    here.take('new_open_port_detected', pairs(2));
+    let closed = false;
+    const closing = here.close().then(() => {
+      closed = true;
+    });
+    expect(here.take('new_open_port_detected', pairs(1))).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(closed).toBe(false);
+    calls[0]!.finish();
+    await closing;
+    expect(here.pending).toBe(0);
+  });
+});

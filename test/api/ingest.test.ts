@@ -518,6 +518,23 @@ describe('POST /v1/ingest/events (decisions §5)', () => {
       });
     });
 
+    it('hands stored events to matchHere, scope by scope, and publishes to the queue only what it declines', async () => {
+      const taken: Array<[Scope, Array<[string, string]>]> = [];
+      const matchHere = (scope: Scope, pairs: Array<[string, string]>) => {
+        if (scope === 'asset_dns_changed') return false;
+        taken.push([scope, pairs]);
+        return true;
+      };
+      const here = { id: newId('here'), organizationId: org.id, scope: 'new_asset_added' as const, occurredAt: new Date(), asset: 'a.example.com', title: 'New asset' };
+      const declined = { ...here, id: newId('declined'), scope: 'asset_dns_changed' as const };
+      expect(await createEventPublisher(ctx({ matchHere })).publish([here, declined])).toEqual({ accepted: 2, duplicates: 0 });
+      expect(taken).toEqual([['new_asset_added', [[org.id, here.id]]]]);
+      expect(await queued('new_asset_added')).not.toContainEqual([org.id, here.id]);
+      expect(await queued('asset_dns_changed')).toContainEqual([org.id, declined.id]);
+      // Stored before either: what matchHere took and fails to match, the reconciler finds unmatched.
+      expect((await rows([here.id, declined.id])).map((row) => row.matched_at)).toEqual([null, null]);
+    });
+
     it('does nothing for no events', async () => {
       expect(await ingestEvents(ctx(), [])).toEqual({ accepted: 0, duplicates: 0 });
     });

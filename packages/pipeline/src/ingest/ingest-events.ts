@@ -125,9 +125,9 @@ function storeBatcher(ctx: IngestContext): Batcher<readonly IncomingEvent[], Sto
 }
 
 /**
- * Asks for the match of stored events, one request per scope (or matches them here: matchHere). It never fails: when Redis is down
- * or slow, the events are stored with `matched_at` null and the reconciler asks for them again;
- * `onPublishError` hears about it.
+ * Asks for the match of stored events, one request per scope, or hands them to matchHere. It never
+ * fails: when Redis is down or slow, the events are stored with `matched_at` null and the
+ * reconciler asks for them again; `onPublishError` hears about it.
  */
 async function publish(ctx: IngestContext, inserted: readonly StoredEvent[]): Promise<void> {
   const byScope = new Map<Scope, Array<[string, string]>>();

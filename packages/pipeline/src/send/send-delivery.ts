@@ -70,9 +70,12 @@ interface SendBatches {
 }
 
 const MAX_BATCH = 50;
-// One statement of each kind at a time: under load the claims and records that come while one runs
-// all share the next (counted in the 09:00 wave: 29,194 statements for 20,000 e-mails with two at a
-// time, 18,513 with one), and an idle sender waits for nothing.
+/**
+ * One statement of each kind at a time: under load the claims and records that come while one runs
+ * all share the next (counted in the 09:00 wave: 29,194 statements for 20,000 e-mails with two at a
+ * time, 18,513 with one), and an idle sender waits for nothing.
+ */
+const BATCH_OPTIONS = { maxBatch: MAX_BATCH, concurrency: 1 };
 const batchesOf = new WeakMap<SendContext, SendBatches>();
 
 function sendBatches(ctx: SendContext): SendBatches {
@@ -88,11 +91,11 @@ function sendBatches(ctx: SendContext): SendBatches {
         claimed.delete(id);
         return delivery;
       });
-    }, { maxBatch: MAX_BATCH, concurrency: 1 }),
+    }, BATCH_OPTIONS),
     sent: new Batcher(async (rows) => {
       await markDeliveriesSent(ctx.db, rows);
       return rows.map(() => null);
-    }, { maxBatch: MAX_BATCH, concurrency: 1 }),
+    }, BATCH_OPTIONS),
     inProcess: new Set(),
   };
   batchesOf.set(ctx, batches);

@@ -1,7 +1,10 @@
 import nodemailer from 'nodemailer';
 import type { MailTransport, OutgoingMail, SendResult } from './outgoing-mail';
+import { installFastDotStuffing } from './dot-stuffing';
 import { composeMessage } from './mime-message';
 import { toMailError } from './send-errors';
+
+installFastDotStuffing();
 
 export interface SmtpTransportOptions {
   /** `smtp://user:pass@host:587` or `smtps://…`; credentials percent-encoded; `?tls=` see readSmtpUrl. */

@@ -91,4 +91,37 @@ describe('deliverPeriods: one delivery per member and period, whatever asks twic
     expect(await flushRule(ctx, rule)).toEqual({ matches: 2, deliveries: 2 });
     expect(await flushRule(ctx, rule)).toEqual({ matches: 0, deliveries: 0 });
   });
+
+  it('flushes asked for at once share a transaction, and each hears of its own rule', async () => {
+    const others = [randomUUID(), randomUUID()];
+    for (const [i, id] of others.entries()) {
+      await db.pool.query(`INSERT INTO notification_rules (id, organization_id, name, scope, frequency, delivery_hour) VALUES ($1, $2, $3, 'asset_dns_changed', 'weekly', 9)`, [id, org, `other ${i}`]);
+      await db.pool.query(`INSERT INTO notification_rule_members (rule_id, team_member_id) VALUES ($1, $2)`, [id, members[0]]);
+    }
+    await match('s1', 'k1');
+    await match('s2', 'k2');
+    await match('s3', 'k3');
+    await db.pool.query(
+      `INSERT INTO matches (rule_id, organization_id, event_id, event_received_at, period_key, due_at)
+       SELECT $1::uuid, organization_id, id, received_at, 'w1', now() FROM events WHERE organization_id = $2 AND id IN ('s1', 's2')`,
+      [others[0], org],
+    );
+    const missing = randomUUID();
+    const [own, again, first, second, unknown] = await Promise.allSettled([
+      flushRule(ctx, rule),
+      // The same rule in the same batch (its id in capitals) is flushed once.
+      flushRule(ctx, rule.toUpperCase()),
+      flushRule(ctx, others[0]!),
+      flushRule(ctx, others[1]!),
+      flushRule(ctx, missing),
+    ]);
+    const results = [own, again].map((r) => (r.status === 'fulfilled' ? r.value : r.reason));
+    expect(results).toContainEqual({ matches: 3, deliveries: 2 });
+    expect(results).toContainEqual({ matches: 0, deliveries: 0 });
+    expect(first).toEqual({ status: 'fulfilled', value: { matches: 2, deliveries: 1 } });
+    expect(second).toEqual({ status: 'fulfilled', value: { matches: 0, deliveries: 0 } });
+    expect(unknown).toMatchObject({ status: 'rejected', reason: { message: 'Notification rule not found.' } });
+    const { rows } = await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM matches WHERE rule_id = ANY($1::uuid[]) AND status = 'pending'`, [[rule, ...others]]);
+    expect(rows[0]!.n).toBe(0);
+  });
 });

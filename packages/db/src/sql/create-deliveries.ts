@@ -1,5 +1,11 @@
 import { clientOf, named, type Transaction } from '../client';
 
+/** A delivery createDeliveries made: its id and its rule's. */
+export interface CreatedDelivery {
+  id: string;
+  ruleId: string;
+}
+
 /**
  * Turns the pending matches of (rule, period) pairs into deliveries, one per member, in one
  * statement for any number of pairs: the matches become `delivered` (or `dropped`, for a
@@ -11,11 +17,11 @@ import { clientOf, named, type Transaction } from '../client';
  * Quiet hours: a member in theirs at `now` (in their zone) gets an instant or hourly batch that has
  * no critical event as matches of their own, held until the quiet hours end (period key
  * `q<epoch ms>`, see periodKeys); everything held for them then goes out as one e-mail.
- * Returns the ids of the deliveries created.
+ * Returns the deliveries created.
  */
-export async function createDeliveries(tx: Transaction, periods: ReadonlyArray<{ ruleId: string; periodKey: string }>, now: Date): Promise<string[]> {
+export async function createDeliveries(tx: Transaction, periods: ReadonlyArray<{ ruleId: string; periodKey: string }>, now: Date): Promise<CreatedDelivery[]> {
   if (!periods.length) return [];
-  const { rows } = await clientOf(tx).query<{ id: string }>(named('create-deliveries',
+  const { rows } = await clientOf(tx).query<{ id: string; rule_id: string }>(named('create-deliveries',
     `WITH wanted AS (
        SELECT DISTINCT * FROM unnest($1::uuid[], $2::text[]) AS p(rule_id, period_key)
      ), taken AS (
@@ -65,8 +71,8 @@ export async function createDeliveries(tx: Transaction, periods: ReadonlyArray<{
         AND NOT EXISTS (SELECT 1 FROM deliveries d
                          WHERE d.rule_id = b.rule_id AND d.team_member_id = b.member_id AND d.period_key = b.period_key)
      ON CONFLICT DO NOTHING
-     RETURNING id`,
+     RETURNING id, rule_id::text AS rule_id`,
     [periods.map((p) => p.ruleId), periods.map((p) => p.periodKey), now],
   ));
-  return rows.map((row) => row.id);
+  return rows.map((row) => ({ id: row.id, ruleId: row.rule_id }));
 }

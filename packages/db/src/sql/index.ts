@@ -22,7 +22,7 @@ export { lockRules } from './lock-rules';
 export { periodsWithDeliveries } from './periods-with-deliveries';
 export { rekeyPendingMatches } from './rekey-pending-matches';
 export { movePendingMatches } from './move-pending-matches';
-export { createDeliveries } from './create-deliveries';
+export { createDeliveries, type CreatedDelivery } from './create-deliveries';
 // send
 export { claimDeliveries, type ClaimedDelivery, type DeliveryEvent } from './claim-deliveries';
 export { cancelDelivery } from './cancel-delivery';

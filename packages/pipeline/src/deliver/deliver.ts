@@ -1,5 +1,5 @@
 import { periodKeys } from '@notify/core';
-import { createDeliveries, lockRules, periodsWithDeliveries, rekeyPendingMatches, withTransaction, type Transaction } from '@notify/db';
+import { createDeliveries, lockRules, periodsWithDeliveries, rekeyPendingMatches, withTransaction, type CreatedDelivery, type Transaction } from '@notify/db';
 import type { PipelineContext } from '../context';
 
 /**
@@ -16,9 +16,9 @@ import type { PipelineContext } from '../context';
  * was delivered before under the same key (fresh keys: an instant rule's first match, a flush;
  * `deliverPeriod` re-keys late matches). Matches of a disabled rule or of a rule without members
  * are dropped; a member in their quiet hours at `now` has an instant or hourly batch without a
- * critical event held until they end (createDeliveries). Returns the ids of the deliveries to send once the transaction commits.
+ * critical event held until they end (createDeliveries). Returns the deliveries to send once the transaction commits.
  */
-export function deliverInTransaction(tx: Transaction, periods: ReadonlyArray<{ ruleId: string; periodKey: string }>, now: Date): Promise<string[]> {
+export function deliverInTransaction(tx: Transaction, periods: ReadonlyArray<{ ruleId: string; periodKey: string }>, now: Date): Promise<CreatedDelivery[]> {
   return createDeliveries(tx, periods, now);
 }
 
@@ -42,7 +42,8 @@ export async function deliverPeriods(ctx: PipelineContext, periods: ReadonlyArra
       delivered.has(`${period.ruleId}|${period.periodKey}`) ? { ...period, lateKey: periodKeys.lateRound(period.periodKey) } : period,
     );
     await rekeyPendingMatches(tx, keyed.flatMap((period) => ('lateKey' in period ? [{ ruleId: period.ruleId, fromKey: period.periodKey, toKey: period.lateKey }] : [])));
-    return deliverInTransaction(tx, keyed.map((period) => ({ ruleId: period.ruleId, periodKey: 'lateKey' in period ? period.lateKey : period.periodKey })), ctx.now());
+    const deliveries = await deliverInTransaction(tx, keyed.map((period) => ({ ruleId: period.ruleId, periodKey: 'lateKey' in period ? period.lateKey : period.periodKey })), ctx.now());
+    return deliveries.map((delivery) => delivery.id);
   });
   // If this fails the deliveries wait as pending; the reconciler asks again.
   await ctx.queues.requestSend(created);

@@ -170,8 +170,8 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
     // An instant rule's first match goes out now, in this transaction, rather than
     // at the schedule stage's next tick.
     const immediate = [...new Map(created.filter((m) => m.dueAt.getTime() <= now.getTime()).map((m) => [`${m.ruleId}|${m.periodKey}`, m])).values()];
-    const deliveryIds = await deliverInTransaction(tx, immediate.map((m) => ({ ruleId: m.ruleId, periodKey: m.periodKey })), now);
-    return { created, silenced, deliveryIds, eventCount: events.length };
+    const deliveries = await deliverInTransaction(tx, immediate.map((m) => ({ ruleId: m.ruleId, periodKey: m.periodKey })), now);
+    return { created, silenced, deliveryIds: deliveries.map((delivery) => delivery.id), eventCount: events.length };
   });
 
   if (ctx.metrics && created.length) {

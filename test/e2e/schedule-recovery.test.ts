@@ -3,8 +3,10 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { periodContaining } from '@notify/core';
 import { jobIds, queueKeyPrefix, QUEUE_NAMES } from '@notify/queues';
+import { ADMIN_TOKEN } from '../support/app';
 import { createTestDatabase, REDIS_URL } from '../support/database';
 import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
+import { parsePrometheus, valueOf } from '../support/prometheus';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
 import { pause, waitUntilSettled } from '../support/wait';
 
@@ -56,6 +58,12 @@ describe('digests fall due by the clock, in the organization time zone', () => {
     expect(mail!.html).toContain('DNS change 2');
     await waitUntilSettled(p.db);
     expect(smtp.received.filter((m) => m.to.includes(member.email))).toHaveLength(1);
+    // The process runs the deliver role too: it delivered the period it found due without a deliver
+    // job (its queue timed none), and sent it with a send job.
+    const metrics = await p.process.app!.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const samples = parsePrometheus(metrics.body);
+    expect(valueOf(samples, 'notify_job_duration_seconds_count', { queue: 'deliver', status: 'completed' }) ?? 0).toBe(0);
+    expect(valueOf(samples, 'notify_job_duration_seconds_count', { queue: 'send', status: 'completed' })).toBeGreaterThan(0);
   });
 });
 

@@ -20,6 +20,7 @@ import {
 import { createRedis, queueKeyPrefix, QUEUE_NAMES, redisChannels, type Queues, type RedisClient } from '@notify/queues';
 import { createProcessors, type Processor } from './processors';
 import { InProcessMatching } from './processors/match-here';
+import { InProcessDelivery } from './processors/deliver-here';
 
 export interface WorkerRuntimeOptions {
   config: Config;
@@ -123,6 +124,7 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
   const stops: Array<() => Promise<void>> = [];
   let subscriber: RedisClient | undefined;
   let matchHere: InProcessMatching | undefined;
+  let deliverHere: InProcessDelivery | undefined;
   let send: SendContext | undefined;
   let transport: MailTransport | undefined;
 
@@ -139,7 +141,7 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
     };
   }
   const sendPause = new OutagePause(1000, config.pipeline.sendOutageMaxPauseMs);
-  const { jobs: processors, match } = createProcessors({ pipeline, index, send, sendPause, matchTransactions: config.pipeline.matchConcurrency, mailConcurrency: config.pipeline.sendConcurrency });
+  const { jobs: processors, match, deliver } = createProcessors({ pipeline, index, send, sendPause, matchTransactions: config.pipeline.matchConcurrency, mailConcurrency: config.pipeline.sendConcurrency });
   const checks: Record<string, () => Promise<unknown>> = {};
   const start = <T>(name: string, processor: Processor<T>, concurrency: number, extra: Partial<WorkerOptions> = {}) => {
     // Every line about a job carries its id and queue.
@@ -173,7 +175,9 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
     logger.info({ rules: index.size }, 'match role started');
   }
   if (roles.includes('schedule')) {
-    stops.push(every(config.pipeline.scheduleTickMs, () => requestDuePeriods(pipeline), logger, 'due periods'));
+    // A process that delivers too delivers what it finds due itself (InProcessDelivery), without a job a period.
+    if (roles.includes('deliver')) deliverHere = new InProcessDelivery(deliver, logger);
+    stops.push(every(config.pipeline.scheduleTickMs, () => requestDuePeriods(pipeline, { deliverHere: deliverHere?.take }), logger, 'due periods'));
     stops.push(
       every(config.pipeline.reconcileIntervalMs, async () => {
         const result = await reconcile(pipeline, { graceMs: config.pipeline.reconcileGraceMs });
@@ -221,7 +225,7 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
       closed = true;
       // Periodic tasks and fetching stop at once; jobs in flight get until the deadline to finish.
       const stopped = Promise.allSettled(stops.map((stop) => stop()));
-      const finished = Promise.allSettled([...workers.map((worker) => worker.close()), matchHere?.close()]);
+      const finished = Promise.allSettled([...workers.map((worker) => worker.close()), matchHere?.close(), deliverHere?.close()]);
       let timer: NodeJS.Timeout | undefined;
       const late = deadline === undefined
         ? new Promise<never>(() => {})

@@ -1,5 +1,5 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import { Batcher, Slots, deliverPeriods, matchEvents, sendDelivery, type MatchResult, type OutagePause, type PipelineContext, type RuleIndex, type SendContext } from '@notify/pipeline';
+import { Batcher, Slots, deliverPeriods, matchEvents, sendDelivery, type DuePeriod, type MatchResult, type OutagePause, type PipelineContext, type RuleIndex, type SendContext } from '@notify/pipeline';
 import type { Logger } from '@notify/observability';
 import { sendJobDeliveries, type JobCatalog, type JobKind } from '@notify/queues';
 
@@ -31,6 +31,8 @@ export interface Processors {
   jobs: ProcessorMap;
   /** Matches events without a job, in the transactions the match jobs share (InProcessMatching). */
   match(events: ReadonlyArray<readonly [string, string]>): Promise<MatchResult>;
+  /** Delivers due periods without a job each, in the transactions the deliver jobs share (InProcessDelivery). */
+  deliver(periods: readonly DuePeriod[]): Promise<void>;
 }
 
 export function createProcessors(ctx: ProcessorContext): Processors {
@@ -110,5 +112,11 @@ export function createProcessors(ctx: ProcessorContext): Processors {
       return outcomes.length === 1 ? outcomes[0] : { sent, outcomes: outcomes.map((outcome) => outcome?.status ?? 'waiting') };
     },
   };
-  return { jobs, match: (events) => matches.submit(events) };
+  return {
+    jobs,
+    match: (events) => matches.submit(events),
+    deliver: async (due) => {
+      await Promise.all(due.map((period) => periods.submit(period)));
+    },
+  };
 }

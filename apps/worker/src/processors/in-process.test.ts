@@ -1,7 +1,8 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { MatchResult } from '@notify/pipeline';
+import type { DuePeriod, MatchResult } from '@notify/pipeline';
 import { createLogger } from '@notify/observability';
+import { InProcessDelivery } from './deliver-here';
 import { InProcessMatching } from './match-here';
 
 const RESULT: MatchResult = { events: 1, matches: 1, silenced: 0, immediate: 1 };
@@ -65,6 +66,64 @@ describe('InProcessMatching', () => {
       closed = true;
     });
     expect(here.take('new_open_port_detected', pairs(1))).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(closed).toBe(false);
+    calls[0]!.finish();
+    await closing;
+    expect(here.pending).toBe(0);
+  });
+});
+
+/** A delivery that finishes when the test says so. */
+function heldDelivery() {
+  const calls: Array<{ periods: string[]; finish: (error?: Error) => void }> = [];
+  const deliver = (periods: readonly DuePeriod[]) =>
+    new Promise<void>((resolve, reject) => {
+      calls.push({ periods: periods.map((p) => p.periodKey), finish: (error) => (error ? reject(error) : resolve()) });
+    });
+  return { calls, deliver };
+}
+
+const due = (...keys: string[]): DuePeriod[] => keys.map((periodKey) => ({ ruleId: 'rule', periodKey }));
+
+describe('InProcessDelivery', () => {
+  it('takes due periods up to its bound, never one already on its way, and declines the rest for deliver jobs', async () => {
+    const { calls, deliver } = heldDelivery();
+    const here = new InProcessDelivery(deliver, capturedLogger().logger, 3);
+    expect(here.take(due('a', 'b'))).toEqual([]);
+    // The next tick finds a and b due still: they are not taken twice; d is past the bound.
+    expect(here.take(due('a', 'b', 'c', 'd'))).toEqual(due('d'));
+    expect(calls.map((call) => call.periods)).toEqual([['a', 'b'], ['c']]);
+    expect(here.pending).toBe(3);
+
+    calls[0]!.finish();
+    await expect.poll(() => here.pending).toBe(1);
+    expect(here.take(due('a', 'c', 'd'))).toEqual([]);
+    expect(calls.map((call) => call.periods)).toEqual([['a', 'b'], ['c'], ['a', 'd']]);
+  });
+
+  it('logs a failed delivery and frees its periods: still due, the next tick finds them again', async () => {
+    const { calls, deliver } = heldDelivery();
+    const { lines, logger } = capturedLogger();
+    const here = new InProcessDelivery(deliver, logger, 10);
+    here.take(due('a', 'b'));
+    calls[0]!.finish(new Error('connection terminated'));
+    await expect.poll(() => here.pending).toBe(0);
+    const warning = lines.find((line) => line.level === 40)!;
+    expect(warning).toMatchObject({ periods: 2, msg: expect.stringContaining('next tick') });
+    expect(here.take(due('a'))).toEqual([]);
+    expect(calls).toHaveLength(2);
+  });
+
+  it('on close, declines everything and waits for what it took', async () => {
+    const { calls, deliver } = heldDelivery();
+    const here = new InProcessDelivery(deliver, capturedLogger().logger, 10);
+    here.take(due('a'));
+    let closed = false;
+    const closing = here.close().then(() => {
+      closed = true;
+    });
+    expect(here.take(due('b'))).toEqual(due('b'));
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(closed).toBe(false);
     calls[0]!.finish();

@@ -159,7 +159,7 @@ export async function run(res: Resources): Promise<PartReport> {
       first_error: errors[errorsBefore] ?? null,
       deliveries_sent_total: sent[0]!.n,
       smtp_connections_opened: sink.connections,
-      server: 'child process, all roles (api, matcher, scheduler, mailer), defaults: MATCH_CONCURRENCY 2, MAIL_CONCURRENCY 10, SMTP_MAX_CONNECTIONS 5, DATABASE_POOL_SIZE 10',
+      server: 'child process, all roles (api, matcher, scheduler, mailer), defaults: MATCH_CONCURRENCY 2, MAIL_CONCURRENCY 20, SMTP_MAX_CONNECTIONS 5, DATABASE_POOL_SIZE 10',
       measured_from: "the moment the parent receives the 202 to the moment the sink (same process, same clock) has read the message's DATA and accepts it",
     },
   };

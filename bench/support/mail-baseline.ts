@@ -10,7 +10,7 @@ import { log, seconds } from './report';
 
 /** The defaults of SMTP_MAX_CONNECTIONS and MAIL_CONCURRENCY, which the baseline uses too. */
 export const SMTP_MAX_CONNECTIONS = 5;
-export const MAIL_CONCURRENCY = 10;
+export const MAIL_CONCURRENCY = 20;
 
 /** E-mails/s of the raw transport. */
 export async function rawMailRate(res: Resources, sink: Sink, count: number, events: number): Promise<number> {

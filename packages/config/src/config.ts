@@ -229,7 +229,7 @@ const pipelineSchema = z.object({
   /** History (events, matches, deliveries) older than this many days is dropped, a month at a time. */
   RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
   MATCH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
-  MAIL_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(10),
+  MAIL_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(20),
   SMTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(100).default(5),
   MAIL_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(14),
   MAIL_BACKOFF_MS: z.coerce.number().int().min(10).max(3_600_000).default(5000),

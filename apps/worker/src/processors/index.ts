@@ -56,7 +56,7 @@ export function createProcessors(ctx: ProcessorContext): Processors {
     },
     { maxBatch: DELIVER_BATCH_PERIODS, concurrency: 2 },
   );
-  const mailSlots = new Slots(ctx.mailConcurrency ?? 10);
+  const mailSlots = new Slots(ctx.mailConcurrency ?? 20);
   const jobs: ProcessorMap = {
     match: async (job, log) => {
       const result = await matches.submit(job.data.events);

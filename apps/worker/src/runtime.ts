@@ -171,12 +171,18 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
     }, redisChannels(config.queuePrefix).rulesChanged);
     stops.push(every(config.pipeline.ruleResyncMs, () => index.loadAll(db), logger, 'rule resync'));
     for (const name of QUEUE_NAMES.match) start(name, processors.match, config.pipeline.matchConcurrency);
-    matchHere = new InProcessMatching(match, logger);
+    const matching = new InProcessMatching(match, logger);
+    metrics?.trackInProcess('match', () => matching.pending);
+    matchHere = matching;
     logger.info({ rules: index.size }, 'match role started');
   }
   if (roles.includes('schedule')) {
     // A process that delivers too delivers what it finds due itself (InProcessDelivery), without a job a period.
-    if (roles.includes('deliver')) deliverHere = new InProcessDelivery(deliver, logger);
+    if (roles.includes('deliver')) {
+      const delivering = new InProcessDelivery(deliver, logger);
+      metrics?.trackInProcess('deliver', () => delivering.pending);
+      deliverHere = delivering;
+    }
     stops.push(every(config.pipeline.scheduleTickMs, () => requestDuePeriods(pipeline, { deliverHere: deliverHere?.take }), logger, 'due periods'));
     stops.push(
       every(config.pipeline.reconcileIntervalMs, async () => {

@@ -55,6 +55,8 @@ export interface Metrics {
   jobFinished(queue: string, status: 'completed' | 'failed', seconds: number): void;
   /** Queue depths are read from these queues on every scrape (each read bounded by `queueCountTimeoutMs`). */
   trackQueues(queues: () => readonly QueueCountsSource[]): void;
+  /** Work of `stage` this process took without a job and has not finished, read on every scrape. */
+  trackInProcess(stage: 'match' | 'deliver', pending: () => number): void;
   /** The Prometheus text exposition of every metric. */
   render(): Promise<string>;
 }
@@ -195,6 +197,18 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
   });
 
+  const inProcess = new Map<string, () => number>();
+  new Gauge({
+    name: 'notify_in_process_work',
+    help: 'Work this process took without a job and has not finished: events being matched (match), due periods being delivered (deliver).',
+    labelNames: ['stage'],
+    registers,
+    collect() {
+      this.reset();
+      for (const [stage, pending] of inProcess) this.set({ stage }, pending());
+    },
+  });
+
   return {
     registry,
     contentType: registry.contentType,
@@ -227,6 +241,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
     trackQueues(queues) {
       queueSources = queues;
+    },
+    trackInProcess(stage, pending) {
+      inProcess.set(stage, pending);
     },
     render: () => registry.metrics(),
   };

@@ -155,14 +155,19 @@ describe('recovery: downtime, lost Redis work, several processes', () => {
     await expect.poll(() => queue.getJobState(jobIds.deliver(digest)), { message: 'the failed job' }).toBe('failed');
     await failing.close();
 
-    clock = rows[0]!.due_at.getTime() + 1000;
-    const scheduler = await startPipeline(smtp, { ROLES: 'schedule,deliver,send', RECONCILE_INTERVAL_MS: '300' }, { db, queuePrefix: first.queuePrefix, now: () => new Date(clock) });
+    // Due for longer than the reconciler's grace (10 s). The schedule role runs without the deliver
+    // role, so its ticks ask for a deliver job, which the failed one of the same id hides: only the
+    // reconciler, replacing it, gets the digest out.
+    clock = rows[0]!.due_at.getTime() + 11_000;
+    const scheduler = await startPipeline(smtp, { ROLES: 'schedule,send', RECONCILE_INTERVAL_MS: '300' }, { db, queuePrefix: first.queuePrefix, now: () => new Date(clock) });
+    const deliverer = await startPipeline(smtp, { ROLES: 'deliver' }, { db, queuePrefix: first.queuePrefix, now: () => new Date(clock) });
     try {
       await expect.poll(() => count(member.email), { message: 'the digest' }).toBe(1);
       await waitUntilSettled(db);
       expect(count(member.email)).toBe(1);
       expect(smtp.received.find((mail) => mail.to.includes(member.email))!.html).toContain('Outlived its job');
     } finally {
+      await deliverer.stop();
       await scheduler.stop();
       await queue.close();
       connection.disconnect();

@@ -49,8 +49,11 @@ export async function reconcile(ctx: PipelineContext, options: ReconcileOptions 
   }
 
   // Work the record still owes may have a finished job of the same id in Redis (it failed all its
-  // retries during a long database outage, or stalled twice): that job must not hide it.
-  const periods = await requestDuePeriods(ctx, { limit, replaceFinished: true });
+  // retries during a long database outage, or stalled twice): that job must not hide it. A period
+  // due for less than the grace is the schedule stage's, which asks for every due period each tick
+  // (or delivers it in its own process, with no job for this to find): asking again meanwhile would
+  // only deliver it twice over, to no effect (a whole 09:00 wave, at worst).
+  const periods = await requestDuePeriods(ctx, { limit, replaceFinished: true, dueBefore: before });
 
   const deliveries = await findUnsentDeliveries(ctx.db, before, limit);
   await ctx.queues.requestSend(deliveries, { replaceFinished: true });

@@ -1,5 +1,6 @@
 import type { DuePeriod } from '@notify/pipeline';
 import type { Logger } from '@notify/observability';
+import { InProcessWork } from './in-process-work';
 
 /** The most due periods waiting or being delivered here at once; past it, the schedule stage asks for deliver jobs. */
 export const DELIVER_HERE_MAX_PERIODS = 5000;
@@ -18,16 +19,16 @@ const keyOf = (period: DuePeriod) => `${period.ruleId}|${period.periodKey}`;
  * (this process's or another's) finds it again. Two processes that deliver the same period make one
  * delivery per member: the rule's row lock and the delivered matches see to it (deliverPeriods).
  */
-export class InProcessDelivery {
+export class InProcessDelivery extends InProcessWork {
   private readonly inFlight = new Set<string>();
-  private readonly running = new Set<Promise<void>>();
-  private closed = false;
 
   constructor(
     private readonly deliver: (periods: readonly DuePeriod[]) => Promise<void>,
     private readonly logger: Logger,
     private readonly maxPeriods = DELIVER_HERE_MAX_PERIODS,
-  ) {}
+  ) {
+    super();
+  }
 
   /** Periods taken and not delivered yet. */
   get pending(): number {
@@ -50,22 +51,12 @@ export class InProcessDelivery {
       taken.push(period);
     }
     if (!taken.length) return declined;
-    const done: Promise<void> = this.deliver(taken)
-      .then(
-        () => this.logger.debug({ periods: taken.length }, 'periods delivered in process'),
-        (error: unknown) => this.logger.warn({ err: error, periods: taken.length }, 'due periods not delivered; the next tick finds them again'),
-      )
-      .finally(() => {
-        for (const period of taken) this.inFlight.delete(keyOf(period));
-        this.running.delete(done);
-      });
-    this.running.add(done);
+    this.start(this.deliver(taken), {
+      done: () => this.logger.debug({ periods: taken.length }, 'periods delivered in process'),
+      failed: (error) => this.logger.warn({ err: error, periods: taken.length }, 'due periods not delivered; the next tick finds them again'),
+    }, () => {
+      for (const period of taken) this.inFlight.delete(keyOf(period));
+    });
     return declined;
   };
-
-  /** Takes no more periods and waits for those taken to be delivered (or to fail). */
-  async close(): Promise<void> {
-    this.closed = true;
-    await Promise.all(this.running);
-  }
 }

@@ -1,5 +1,6 @@
 import type { MatchHere, MatchResult } from '@notify/pipeline';
 import type { Logger } from '@notify/observability';
+import { InProcessWork } from './in-process-work';
 
 /** The most events waiting or being matched here at once; past it, ingest publishes to the match queues. */
 export const MATCH_HERE_MAX_EVENTS = 2000;
@@ -14,16 +15,16 @@ export const MATCH_HERE_MAX_EVENTS = 2000;
  * process does not match (the database away, the process killed) stay unmatched in PostgreSQL,
  * where the reconciler finds them after its grace and asks for them again.
  */
-export class InProcessMatching {
+export class InProcessMatching extends InProcessWork {
   private events = 0;
-  private closed = false;
-  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
     private readonly match: (events: ReadonlyArray<readonly [string, string]>) => Promise<MatchResult>,
     private readonly logger: Logger,
     private readonly maxEvents = MATCH_HERE_MAX_EVENTS,
-  ) {}
+  ) {
+    super();
+  }
 
   /** Events taken and not matched yet. */
   get pending(): number {
@@ -34,22 +35,12 @@ export class InProcessMatching {
     if (this.closed || this.events + events.length > this.maxEvents) return false;
     const count = events.length;
     this.events += count;
-    const done: Promise<void> = this.match(events)
-      .then(
-        (result) => this.logger.debug({ ...result, scope, taken_events: count }, 'events matched in process'),
-        (error: unknown) => this.logger.warn({ err: error, scope, events: count }, 'events stored but not matched; the reconciler will ask for them again'),
-      )
-      .finally(() => {
-        this.events -= count;
-        this.inFlight.delete(done);
-      });
-    this.inFlight.add(done);
+    this.start(this.match(events), {
+      done: (result) => this.logger.debug({ ...result, scope, taken_events: count }, 'events matched in process'),
+      failed: (error) => this.logger.warn({ err: error, scope, events: count }, 'events stored but not matched; the reconciler will ask for them again'),
+    }, () => {
+      this.events -= count;
+    });
     return true;
   };
-
-  /** Takes no more events and waits for those taken to be matched (or to fail). */
-  async close(): Promise<void> {
-    this.closed = true;
-    await Promise.all(this.inFlight);
-  }
 }

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { analyzeGrownTables } from '@notify/db';
-import { createTestDatabase } from '../support/database';
+import type pg from 'pg';
+import { analyzeGrownTables, createDatabase, withTransaction, type TransactionOptions } from '@notify/db';
+import { createTestDatabase, DATABASE_URL } from '../support/database';
 
 // The schedule role's statistics keeper: a table that has doubled since it was last analyzed is
 // analyzed, and a prepared statement's cached plan, made for the table when it was small, is
@@ -83,5 +84,21 @@ describe('analyzeGrownTables', () => {
     const mode = async (pool: { query(text: string): Promise<{ rows: Array<{ plan_cache_mode: string }> }> }) => (await pool.query('SHOW plan_cache_mode')).rows[0]!.plan_cache_mode;
     expect(await mode(db.hotPool)).toBe('force_generic_plan');
     expect(await mode(db.pool)).toBe('auto');
+  });
+
+  it('keeps one plan per prepared statement in a transaction that asks for it, and only in it', async () => {
+    // One connection, so the transactions after the first run on the same session.
+    const one = createDatabase({ url: DATABASE_URL, schema: db.schema, poolSize: 1 });
+    try {
+      const inside = (options?: TransactionOptions) => withTransaction(one, async (tx) => {
+        const { rows } = await (tx as unknown as pg.PoolClient).query<{ plan_cache_mode: string }>("SELECT current_setting('plan_cache_mode') AS plan_cache_mode");
+        return rows[0]!.plan_cache_mode;
+      }, options);
+      expect(await inside({ genericPlans: true })).toBe('force_generic_plan');
+      expect(await inside()).toBe('auto');
+      expect(await inside({ genericPlans: false })).toBe('auto');
+    } finally {
+      await one.close();
+    }
   });
 });

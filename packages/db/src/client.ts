@@ -140,6 +140,16 @@ export function createDatabase(options: DatabaseOptions): Database {
   };
 }
 
+export interface TransactionOptions {
+  /**
+   * The transaction's prepared statements keep one generic plan (plan_cache_mode=force_generic_plan,
+   * set with BEGIN: no round trip of its own), as on hotPoolOf's connections and with the same
+   * condition: only for statements that find their rows by id. For a statement whose plan for a
+   * call's few ids looks cheaper than the kept one every time, PostgreSQL otherwise plans every call.
+   */
+  genericPlans?: boolean;
+}
+
 /**
  * Runs `work` in one transaction on one pooled connection: committed when it
  * returns, rolled back when it throws, the connection released either way.
@@ -147,7 +157,7 @@ export function createDatabase(options: DatabaseOptions): Database {
  * and is thrown away, never the process: a checked-out client's `error` event
  * has no listener of the pool's.
  */
-export async function withTransaction<T>(db: DatabaseHandle, work: (tx: Transaction) => Promise<T>): Promise<T> {
+export async function withTransaction<T>(db: DatabaseHandle, work: (tx: Transaction) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
   const client = await poolOf(db).connect();
   let broken: Error | undefined;
   const onError = (error: Error) => {
@@ -155,7 +165,7 @@ export async function withTransaction<T>(db: DatabaseHandle, work: (tx: Transact
   };
   client.on('error', onError);
   try {
-    await client.query('BEGIN');
+    await client.query(options.genericPlans ? 'BEGIN; SET LOCAL plan_cache_mode = force_generic_plan' : 'BEGIN');
     const result = await work(client as unknown as Transaction);
     await client.query('COMMIT');
     return result;

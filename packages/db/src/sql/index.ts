@@ -21,8 +21,7 @@ export { findDuePeriods } from './find-due-periods';
 export { lockRules } from './lock-rules';
 export { periodsWithDeliveries } from './periods-with-deliveries';
 export { rekeyPendingMatches } from './rekey-pending-matches';
-export { movePendingMatches } from './move-pending-matches';
-export { createDeliveries, type CreatedDelivery } from './create-deliveries';
+export { createDeliveries, flushDeliveries, type CreatedDelivery, type FlushedDeliveries } from './create-deliveries';
 // send
 export { claimDeliveries, type ClaimedDelivery, type DeliveryEvent } from './claim-deliveries';
 export { cancelDelivery } from './cancel-delivery';

@@ -7,13 +7,13 @@ import type { PipelineContext } from '../context';
  * unique per (rule, member, period key). Two ways in: the deliver job of a period that fell due
  * (`deliverPeriod`: a digest period or an instant rule's burst, asked for by the schedule stage),
  * and `deliverInTransaction` for callers that made a fresh period key in their own transaction
- * (an instant rule's first match, an operator's flush).
+ * (an instant rule's first match; an operator's flush has its own statement, flushDeliveries).
  */
 
 /**
  * Delivers the pending matches of (rule, period) pairs in the caller's transaction: one
  * statement for any number of pairs. The caller holds the rules' rows and makes sure no period
- * was delivered before under the same key (fresh keys: an instant rule's first match, a flush;
+ * was delivered before under the same key (fresh keys: an instant rule's first match;
  * `deliverPeriod` re-keys late matches). Matches of a disabled rule or of a rule without members
  * are dropped; a member in their quiet hours at `now` has an instant or hourly batch without a
  * critical event held until they end (createDeliveries). Returns the deliveries to send once the transaction commits.

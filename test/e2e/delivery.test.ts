@@ -66,25 +66,40 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
     expect(mails[1]!.subject).toMatch(/5\b/);
   });
 
-  it('holds digest matches until their period, and a flush sends one digest per member now', async () => {
-    const org = await t.p.createOrg({ memberCount: 2 });
-    const [a, b] = org.members;
+  it('holds digest matches until their period, and a flush sends one digest per member now, each with their own name and link', async () => {
+    const org = await t.p.createOrg({ memberCount: 3 });
+    const [a, b, c] = org.members;
+    // The members' e-mails share one render (the same events in the same zone): each still gets their own greeting and link.
+    for (const [member, name] of [[a!, 'Zoë <Admin>'], [b!, 'Bob']] as const) {
+      const named = await t.p.admin('PATCH', `/admin/v1/organizations/${org.id}/members/${member.team_member_uuid}`, { name });
+      expect(named.statusCode, named.body).toBe(200);
+    }
     const rule = await t.p.createRule(org.key, {
       name: 'Daily', scope: 'asset_ssl_changed', frequency: 'daily', delivery_hour: 6,
-      members: [a!.team_member_uuid, b!.team_member_uuid],
+      members: [a!.team_member_uuid, b!.team_member_uuid, c!.team_member_uuid],
     });
     await ingest([1, 2, 3].map((i) => makeEvent(org.id, { scope: 'asset_ssl_changed', asset: `host${i}.example.com`, title: `Certificate changed ${i}` })));
     await waitUntilSettled(t.p.db);
     expect(mailsTo(a!.email)).toHaveLength(0);
     const flush = await t.p.admin('POST', `/admin/v1/notification-rules/${rule.id}/flush`);
     expect(flush.statusCode).toBe(202);
-    expect(flush.json()).toEqual({ matches: 3, deliveries: 2 });
+    expect(flush.json()).toEqual({ matches: 3, deliveries: 3 });
     const [toA] = await waitForMails(a!.email, 1);
     const [toB] = await waitForMails(b!.email, 1);
-    for (const mail of [toA!, toB!]) {
+    const [toC] = await waitForMails(c!.email, 1);
+    const links = [toA!, toB!, toC!].map((mail) => /^List-Unsubscribe: <([^>]+)>/im.exec(mail.raw.toString('latin1'))![1]!);
+    expect(new Set(links).size).toBe(3);
+    for (const [index, mail] of [toA!, toB!, toC!].entries()) {
       for (let i = 1; i <= 3; i++) expect(mail.html).toContain(`host${i}.example.com`);
       expect(mail.subject).toMatch(/3\b/);
+      expect(mail.html).toContain(`href="${links[index]!.replaceAll('/', '&#x2F;')}"`);
+      expect(mail.text).toContain(`Unsubscribe from this rule: ${links[index]}`);
+      for (const other of links.filter((_, i) => i !== index)) expect(mail.html + mail.text).not.toContain(other.split('/').pop());
     }
+    expect(toA!.html).toContain('Hello Zoë &lt;Admin&gt;,'.replace('ë', '&#235;'));
+    expect(toA!.text).toContain('Hello Zoë <Admin>,');
+    expect(toB!.text).toContain('Hello Bob,');
+    expect(toC!.text).not.toContain('Hello');
     expect(toA!.messageId).not.toBe(toB!.messageId);
     // Nothing is left to send: a second flush finds nothing.
     expect((await t.p.admin('POST', `/admin/v1/notification-rules/${rule.id}/flush`)).json()).toEqual({ matches: 0, deliveries: 0 });

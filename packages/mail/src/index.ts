@@ -1,4 +1,4 @@
-export type { MailContent, MailRenderer, RenderedMail } from './mail-content';
+export type { MailContent, MailRecipient, MailRenderer, RenderedMail, SharedMail } from './mail-content';
 export { createMailRenderer } from './renderer';
 export { scopeLabel } from './scope-labels';
 export type { MailTransport, OutgoingMail, SendResult } from './outgoing-mail';

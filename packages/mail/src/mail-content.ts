@@ -26,6 +26,25 @@ export interface RenderedMail {
   text: string;
 }
 
+/** What a recipient's e-mail has of its own: the rest is the same for every recipient of the content. */
+export interface MailRecipient {
+  name?: string | null;
+  /** The page where this recipient opts out of the rule (MailContent's unsubscribeUrl). */
+  unsubscribeUrl?: string;
+}
+
+/** An e-mail rendered once for any number of recipients (MailRenderer.renderShared). */
+export interface SharedMail {
+  /** The e-mail of one recipient: their name and unsubscribe link filled in, nothing rendered again. */
+  for(recipient: MailRecipient): RenderedMail;
+}
+
 export interface MailRenderer {
   render(content: MailContent): RenderedMail;
+  /**
+   * The e-mail of `content` for whichever recipient `for` is given (content's own recipient and
+   * unsubscribe link are not read): the members of a digest get the same events in the same zone,
+   * and rendering it once costs a fraction of rendering it for each.
+   */
+  renderShared(content: Omit<MailContent, 'recipient' | 'unsubscribeUrl'>): SharedMail;
 }

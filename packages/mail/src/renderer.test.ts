@@ -184,4 +184,25 @@ describe('createMailRenderer', () => {
     expect(mail.subject).toBe('[Acme] Monthly digest: 0 events — New open port detected');
     expect(mail.text).toContain('matched 0 events on 0 assets');
   });
+  it('renders an e-mail once for many recipients, each one the same as rendered for them alone', () => {
+    const events = [makeEvent({ title: 'Ports & <services>' }), makeEvent({ asset: 'db.example.com', severity: 'critical' })];
+    const recipients = [
+      { name: 'Zoë <b>O\'Brien</b> & co', unsubscribeUrl: 'https://notify.example.com/unsubscribe/a?x=1&y=2' },
+      { name: 'Ann', unsubscribeUrl: 'https://notify.example.com/unsubscribe/b' },
+      { name: null, unsubscribeUrl: 'https://notify.example.com/unsubscribe/c' },
+      { name: '  \u0001 ', unsubscribeUrl: '' },
+      { name: 'Bob' },
+      {},
+    ];
+    for (const kind of ['digest', 'instant'] as const) {
+      const content = makeContent({ kind, frequency: kind === 'digest' ? 'daily' : 'instant', events, repeats: 2 });
+      const shared = renderer.renderShared(content);
+      for (const recipient of [...recipients, ...recipients]) {
+        const alone = renderer.render({ ...content, recipient: { email: 'm@example.com', name: recipient.name }, unsubscribeUrl: recipient.unsubscribeUrl });
+        const mail = shared.for(recipient);
+        expect(mail).toEqual(alone);
+        expect(mail.html + mail.text).not.toContain('\u0001');
+      }
+    }
+  });
 });

@@ -1,10 +1,10 @@
 import mjml2html from 'mjml';
 import Mustache from 'mustache';
-import type { MailContent, MailRenderer, RenderedMail } from './mail-content';
+import type { MailContent, MailRecipient, MailRenderer, RenderedMail } from './mail-content';
 import { DIGEST_MJML, INSTANT_MJML } from './templates/mjml-templates';
 import { TEXT_TEMPLATE } from './templates/text-template';
 import type { MailView } from './view-model';
-import { buildView } from './view-model';
+import { buildView, recipientName } from './view-model';
 
 type Fill = (view: MailView) => string;
 
@@ -92,6 +92,13 @@ function asciiHtml(html: string): string {
 }
 
 /**
+ * Where a recipient's own text goes in an e-mail rendered for any recipient: control characters,
+ * which no value the e-mail shows can hold (sanitize removes them) and both escapes leave as they are.
+ */
+const NAME_MARK = '\u0001name\u0001';
+const LINK_MARK = '\u0001link\u0001';
+
+/**
  * Compiles both MJML templates to HTML once (MJML 5 compiles asynchronously, hence the promise) and
  * returns a renderer that only fills them; mustache HTML-escapes every value it inserts.
  */
@@ -101,10 +108,35 @@ export async function createMailRenderer(): Promise<MailRenderer> {
   const digest = prepare(asciiHtml(digestHtml), escapeHtmlAscii);
   const text = prepare(TEXT_TEMPLATE, String);
 
+  const fill = (kind: MailContent['kind'], view: MailView): RenderedMail =>
+    ({ subject: view.subject, html: (kind === 'digest' ? digest : instant)(view), text: text(view) });
+
   return {
-    render(content: MailContent): RenderedMail {
-      const view = buildView(content);
-      return { subject: view.subject, html: (content.kind === 'digest' ? digest : instant)(view), text: text(view) };
+    render: (content) => fill(content.kind, buildView(content)),
+    renderShared(content) {
+      const view = buildView({ ...content, recipient: { email: '' } });
+      // One render for each way the template's sections go (a name or none, a link or none), with
+      // marks where the recipient's own text goes; each recipient's e-mail then only replaces them.
+      const variants = new Map<string, RenderedMail>();
+      return {
+        for(recipient: MailRecipient): RenderedMail {
+          const name = recipientName(recipient.name);
+          const link = recipient.unsubscribeUrl || null;
+          const shape = `${name === null ? '' : 'n'}${link === null ? '' : 'l'}`;
+          let marked = variants.get(shape);
+          if (!marked) {
+            marked = fill(content.kind, { ...view, recipientName: name === null ? null : NAME_MARK, unsubscribeUrl: link === null ? null : LINK_MARK });
+            variants.set(shape, marked);
+          }
+          const own = (body: string, escape: (value: string) => string) => {
+            let filled = body;
+            if (name !== null) filled = filled.replaceAll(NAME_MARK, escape(name));
+            if (link !== null) filled = filled.replaceAll(LINK_MARK, escape(link));
+            return filled;
+          };
+          return { subject: marked.subject, html: own(marked.html, escapeHtmlAscii), text: own(marked.text, String) };
+        },
+      };
     },
   };
 }

@@ -113,6 +113,11 @@ function preheader(events: readonly EventDetails[], totals: string, severities: 
   return breakdown ? `${totals} — ${breakdown}` : totals;
 }
 
+/** The recipient's name as the e-mail greets them, or null for no greeting. */
+export function recipientName(name: string | null | undefined): string | null {
+  return name ? singleLine(name, 100) || null : null;
+}
+
 export function buildView(content: MailContent): MailView {
   const zone = effectiveZone(content.timeZone);
   const grouped = groupEvents(content.events, MAX_LISTED_EVENTS);
@@ -131,7 +136,7 @@ export function buildView(content: MailContent): MailView {
     heading: isDigest ? `${digestLabel(content.frequency)}: ${label}` : countedScope(content.scope, grouped.total),
     kindLabel: content.test ? 'Test e-mail' : isDigest ? digestLabel(content.frequency) : 'Instant alert',
     scopeLabel: label,
-    recipientName: content.recipient.name ? singleLine(content.recipient.name, 100) || null : null,
+    recipientName: recipientName(content.recipient.name),
     periodText: content.period
       ? `${formatDateTime(content.period.start, zone)} – ${formatDateTime(content.period.end, zone)}`
       : null,

@@ -1,6 +1,6 @@
 import { unsubscribeToken, type EventDetails } from '@notify/core';
 import { cancelDelivery, claimDeliveries, markBouncing, markDeliveriesSent, suppressDelivery, postponeDelivery, recordFailedAttempt, releaseDelivery, type ClaimedDelivery, type DeliveryEvent } from '@notify/db';
-import { classifySendError, isServerUnavailable, recipientBounce, type RenderedMail, type MailRenderer, type MailTransport } from '@notify/mail';
+import { classifySendError, isServerUnavailable, recipientBounce, type RenderedMail, type MailRenderer, type MailTransport, type MailContent, type SharedMail } from '@notify/mail';
 import { Batcher } from '../batcher';
 import type { PipelineContext } from '../context';
 
@@ -124,10 +124,42 @@ export function mailEventOf(event: DeliveryEvent): EventDetails {
   };
 }
 
-/** The e-mail of a claimed delivery, rendered, its footer linking to `unsubscribe`. */
+/** How many e-mails a sender keeps rendered for the other members of their rule and period. */
+const SHARED_MAILS = 32;
+const sharedMailsOf = new WeakMap<SendContext, Map<string, SharedMail>>();
+
+/**
+ * What a delivery's e-mail shows besides its member's name and unsubscribe link: the members of a
+ * rule who get the same events of a period in the same zone get the same e-mail otherwise (their
+ * deliveries are made, claimed and sent together), which is rendered once for all of them. Events
+ * are stored once and never change, so their ids stand for them.
+ */
+function sharedMailKey(delivery: ClaimedDelivery): string {
+  const { rule_id, period_key, timezone, repeats, frequency, scope, rule_name, organization_name, events } = delivery;
+  return JSON.stringify([rule_id, period_key, timezone, repeats, frequency, scope, rule_name, organization_name, events.map((event) => event.id)]);
+}
+
+/** The e-mail of a claimed delivery, rendered (or filled from its rule's and period's, see sharedMailKey), its footer linking to `unsubscribe`. */
 function composeMail(ctx: SendContext, delivery: ClaimedDelivery, unsubscribe: string): RenderedMail {
-  const mailEvents = delivery.events.map(mailEventOf);
-  return ctx.renderer.render({
+  const recipient = { name: delivery.member_name, unsubscribeUrl: unsubscribe };
+  // A test send is one member's own.
+  if (delivery.test) return ctx.renderer.render({ ...mailContent(delivery), recipient: { email: delivery.email, name: delivery.member_name }, unsubscribeUrl: unsubscribe });
+  let shared = sharedMailsOf.get(ctx);
+  if (!shared) sharedMailsOf.set(ctx, (shared = new Map()));
+  const key = sharedMailKey(delivery);
+  let mail = shared.get(key);
+  if (!mail) {
+    mail = ctx.renderer.renderShared(mailContent(delivery));
+    shared.set(key, mail);
+    // The oldest goes: its members' e-mails were sent together, before this one's.
+    if (shared.size > SHARED_MAILS) shared.delete(shared.keys().next().value!);
+  }
+  return mail.for(recipient);
+}
+
+/** What a claimed delivery's e-mail shows, but for its member's own parts. */
+function mailContent(delivery: ClaimedDelivery): Omit<MailContent, 'recipient' | 'unsubscribeUrl'> {
+  return {
     organizationName: delivery.organization_name,
     ruleName: delivery.rule_name,
     scope: delivery.scope,
@@ -136,11 +168,9 @@ function composeMail(ctx: SendContext, delivery: ClaimedDelivery, unsubscribe: s
     test: delivery.test,
     frequency: delivery.frequency,
     timeZone: delivery.timezone,
-    recipient: { email: delivery.email, name: delivery.member_name },
-    events: mailEvents,
+    events: delivery.events.map(mailEventOf),
     repeats: delivery.repeats,
-    unsubscribeUrl: unsubscribe,
-  });
+  };
 }
 
 export function messageIdFor(deliveryId: string, domain: string): string {

@@ -5,6 +5,7 @@ import { DIGEST_MJML, INSTANT_MJML } from './templates/mjml-templates';
 import { TEXT_TEMPLATE } from './templates/text-template';
 import type { MailView } from './view-model';
 import { buildView, recipientName } from './view-model';
+import { compileTokens, type Token } from './compiled-template';
 
 type Fill = (view: MailView) => string;
 
@@ -13,9 +14,6 @@ export async function compileMjml(source: string): Promise<string> {
   const result = await mjml2html(source, { validationLevel: 'strict', keepComments: false, fonts: {} });
   return result.html;
 }
-
-/** A mustache token: [type, value, start, end, children?, ...]. */
-type Token = [string, string, number, number, Token[]?, ...unknown[]];
 
 /**
  * Makes each text token's value one flat string. Mustache's parser builds a text run by appending
@@ -34,15 +32,13 @@ function flattenText(tokens: Token[]): void {
 }
 
 /**
- * Parses a mustache template once. Rendering from the tokens skips `Writer.render`'s cache lookup,
- * which rebuilds and hashes a key the size of the whole template (~14 kB) on every message.
+ * Parses a mustache template once (mustache's own parser) and compiles it (compileTokens): each
+ * message only fills it, `escape` writing every value.
  */
-function prepare(template: string, escape?: (value: unknown) => string): Fill {
-  const writer = new Mustache.Writer();
-  const tokens = writer.parse(template);
-  flattenText(tokens as Token[]);
-  const config = escape ? { escape } : undefined;
-  return (view) => writer.renderTokens(tokens, new Mustache.Context(view), undefined, template, config);
+function prepare(template: string, escape: (value: unknown) => string): Fill {
+  const tokens = new Mustache.Writer().parse(template) as Token[];
+  flattenText(tokens);
+  return compileTokens(tokens, escape);
 }
 
 /** What mustache's own escape replaces, as it writes it; and any line break as CRLF. */

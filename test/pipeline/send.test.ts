@@ -111,4 +111,41 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
     expect((await sendDelivery(ctx, id)).status).toBe('sent');
     expect(await row(id)).toEqual({ status: 'sent', attempts: 1 });
   });
+  it("renders a rule's digest twice for its members however many they are, each e-mail their own", async () => {
+    const team = randomUUID();
+    const members = Array.from({ length: 5 }, (_, i) => ({ id: randomUUID(), email: `m${i}@team.example`, name: i === 2 ? null : `Member ${i}` }));
+    await db.pool.query(`INSERT INTO notification_rules (id, organization_id, name, scope, frequency, delivery_hour) VALUES ($1, $2, 'team', 'asset_dns_changed', 'daily', 9)`, [team, org]);
+    for (const member of members) {
+      await db.pool.query(`INSERT INTO team_members (id, organization_id, email, name) VALUES ($1, $2, $3, $4)`, [member.id, org, member.email, member.name]);
+      await db.pool.query(`INSERT INTO notification_rule_members (rule_id, team_member_id) VALUES ($1, $2)`, [team, member.id]);
+    }
+    const period = `p-${randomBytes(4).toString('hex')}`;
+    for (const n of [1, 2, 3]) {
+      await db.pool.query(`INSERT INTO events (organization_id, id, scope, occurred_at, asset, title, matched_at) VALUES ($1, $2, 'asset_dns_changed', now(), 'a.example', $3, now())`, [org, `${period}-${n}`, `change ${n}`]);
+      await db.pool.query(`INSERT INTO matches (rule_id, organization_id, event_id, event_received_at, period_key, due_at)
+         SELECT $1::uuid, $2::uuid, $3::text, received_at, $4::text, now() FROM events WHERE organization_id = $2::uuid AND id = $3::text`, [team, org, `${period}-${n}`, period]);
+    }
+    const ids = await deliverPeriods(ctx, [{ ruleId: team, periodKey: period }]);
+    expect(ids).toHaveLength(5);
+    // A sender of its own, whose renderer counts its renders.
+    const renders = { alone: 0, shared: 0 };
+    const renderer = ctx.renderer;
+    const counting: SendContext = {
+      ...ctx,
+      renderer: {
+        render: (content) => (renders.alone++, renderer.render(content)),
+        renderShared: (content) => (renders.shared++, renderer.renderShared(content)),
+      },
+    };
+    for (const id of ids) expect((await sendDelivery(counting, id)).status).toBe('sent');
+    expect(renders).toEqual({ alone: 1, shared: 1 });
+    for (const member of members) {
+      const mail = smtp.received.find((received) => received.to.includes(member.email))!;
+      for (const n of [1, 2, 3]) expect(mail.text).toContain(`change ${n}`);
+      expect(mail.text.includes('Hello')).toBe(member.name !== null);
+      if (member.name) expect(mail.text).toContain(`Hello ${member.name},`);
+      const link = /Unsubscribe from this rule: (\S+)/.exec(mail.text)![1]!;
+      expect(mail.raw.toString('latin1')).toContain(`List-Unsubscribe: <${link}>`);
+    }
+  });
 });

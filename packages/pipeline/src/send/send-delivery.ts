@@ -124,9 +124,10 @@ export function mailEventOf(event: DeliveryEvent): EventDetails {
   };
 }
 
-/** How many e-mails a sender keeps rendered for the other members of their rule and period. */
+/** How many (rule, period, events) a sender remembers, for the other members of their rule and period. */
 const SHARED_MAILS = 32;
-const sharedMailsOf = new WeakMap<SendContext, Map<string, SharedMail>>();
+/** By sharedMailKey: the e-mail rendered for any member, or null when one member's e-mail of it was rendered alone. */
+const sharedMailsOf = new WeakMap<SendContext, Map<string, SharedMail | null>>();
 
 /**
  * What a delivery's e-mail shows besides its member's name and unsubscribe link: the members of a
@@ -139,22 +140,28 @@ function sharedMailKey(delivery: ClaimedDelivery): string {
   return JSON.stringify([rule_id, period_key, timezone, repeats, frequency, scope, rule_name, organization_name, events.map((event) => event.id)]);
 }
 
-/** The e-mail of a claimed delivery, rendered (or filled from its rule's and period's, see sharedMailKey), its footer linking to `unsubscribe`. */
+/**
+ * The e-mail of a claimed delivery, its footer linking to `unsubscribe`. The first member's e-mail of
+ * a content (sharedMailKey) is rendered for them alone, as most rules have one member; a second
+ * member's makes the render shared (MailRenderer.renderShared), which every further member's only
+ * fills: two renders for a rule's members, however many they are.
+ */
 function composeMail(ctx: SendContext, delivery: ClaimedDelivery, unsubscribe: string): RenderedMail {
-  const recipient = { name: delivery.member_name, unsubscribeUrl: unsubscribe };
+  const own = () => ctx.renderer.render({ ...mailContent(delivery), recipient: { email: delivery.email, name: delivery.member_name }, unsubscribeUrl: unsubscribe });
   // A test send is one member's own.
-  if (delivery.test) return ctx.renderer.render({ ...mailContent(delivery), recipient: { email: delivery.email, name: delivery.member_name }, unsubscribeUrl: unsubscribe });
+  if (delivery.test) return own();
   let shared = sharedMailsOf.get(ctx);
   if (!shared) sharedMailsOf.set(ctx, (shared = new Map()));
   const key = sharedMailKey(delivery);
   let mail = shared.get(key);
-  if (!mail) {
-    mail = ctx.renderer.renderShared(mailContent(delivery));
-    shared.set(key, mail);
+  if (mail === undefined) {
+    shared.set(key, null);
     // The oldest goes: its members' e-mails were sent together, before this one's.
     if (shared.size > SHARED_MAILS) shared.delete(shared.keys().next().value!);
+    return own();
   }
-  return mail.for(recipient);
+  if (mail === null) shared.set(key, (mail = ctx.renderer.renderShared(mailContent(delivery))));
+  return mail.for({ name: delivery.member_name, unsubscribeUrl: unsubscribe });
 }
 
 /** What a claimed delivery's e-mail shows, but for its member's own parts. */

@@ -50,11 +50,11 @@ async function untilRecorded(record: () => Promise<unknown>, patienceMs = RECORD
 }
 
 /**
- * The claims and "sent" records of a sender's concurrent sends, each batch in one statement
- * (see Batcher): with MAIL_CONCURRENCY e-mails in flight, up to that many claims share a round
- * trip to PostgreSQL. One pair per send context (a process's send role).
+ * What a sender (a send context: a process's send role) keeps across its sends. The claims and "sent"
+ * records of its concurrent sends, each batch in one statement (see Batcher): with MAIL_CONCURRENCY
+ * e-mails in flight, up to that many claims share a round trip to PostgreSQL.
  */
-interface SendBatches {
+interface Sender {
   claims: Batcher<string, ClaimedDelivery | undefined>;
   sent: Batcher<{ deliveryId: string; messageId: string }, null>;
   /**
@@ -67,6 +67,8 @@ interface SendBatches {
    * longer than it, an e-mail whose record was held up may go twice (same Message-ID).
    */
   inProcess: Set<string>;
+  /** By sharedMailKey, the last SHARED_MAILS: the e-mail rendered for any member, or null when one member's was rendered alone (composeMail). */
+  sharedMails: Map<string, SharedMail | null>;
 }
 
 const MAX_BATCH = 50;
@@ -76,13 +78,13 @@ const MAX_BATCH = 50;
  * time, 18,513 with one), and an idle sender waits for nothing.
  */
 const BATCH_OPTIONS = { maxBatch: MAX_BATCH, concurrency: 1 };
-const batchesOf = new WeakMap<SendContext, SendBatches>();
+const senders = new WeakMap<SendContext, Sender>();
 
-function sendBatches(ctx: SendContext): SendBatches {
-  const known = batchesOf.get(ctx);
+function senderOf(ctx: SendContext): Sender {
+  const known = senders.get(ctx);
   if (known) return known;
   const claimTimeoutMs = ctx.claimTimeoutMs ?? 30_000;
-  const batches: SendBatches = {
+  const sender: Sender = {
     claims: new Batcher(async (ids) => {
       const claimed = await claimDeliveries(ctx.db, ids, claimTimeoutMs, EVENTS_PER_MAIL);
       // A delivery asked for twice in one batch is claimed once: the second asker sees it taken, as it would alone.
@@ -97,9 +99,10 @@ function sendBatches(ctx: SendContext): SendBatches {
       return rows.map(() => null);
     }, BATCH_OPTIONS),
     inProcess: new Set(),
+    sharedMails: new Map(),
   };
-  batchesOf.set(ctx, batches);
-  return batches;
+  senders.set(ctx, sender);
+  return sender;
 }
 
 /** The page where a member opts out of a rule. */
@@ -126,8 +129,6 @@ export function mailEventOf(event: DeliveryEvent): EventDetails {
 
 /** How many (rule, period, events) a sender remembers, for the other members of their rule and period. */
 const SHARED_MAILS = 32;
-/** By sharedMailKey: the e-mail rendered for any member, or null when one member's e-mail of it was rendered alone. */
-const sharedMailsOf = new WeakMap<SendContext, Map<string, SharedMail | null>>();
 
 /**
  * What a delivery's e-mail shows besides its member's name and unsubscribe link: the members of a
@@ -146,12 +147,10 @@ function sharedMailKey(delivery: ClaimedDelivery): string {
  * member's makes the render shared (MailRenderer.renderShared), which every further member's only
  * fills: two renders for a rule's members, however many they are.
  */
-function composeMail(ctx: SendContext, delivery: ClaimedDelivery, unsubscribe: string): RenderedMail {
+function composeMail(ctx: SendContext, shared: Sender['sharedMails'], delivery: ClaimedDelivery, unsubscribe: string): RenderedMail {
   const own = () => ctx.renderer.render({ ...mailContent(delivery), recipient: { email: delivery.email, name: delivery.member_name }, unsubscribeUrl: unsubscribe });
   // A test send is one member's own.
   if (delivery.test) return own();
-  let shared = sharedMailsOf.get(ctx);
-  if (!shared) sharedMailsOf.set(ctx, (shared = new Map()));
   const key = sharedMailKey(delivery);
   let mail = shared.get(key);
   if (mail === undefined) {
@@ -194,21 +193,21 @@ export function messageIdFor(deliveryId: string, domain: string): string {
  * attempt uncounted, and the caller pauses sending until the server is back.
  */
 export async function sendDelivery(ctx: SendContext, deliveryId: string, options: { finalAttempt?: boolean } = {}): Promise<SendOutcome> {
-  const batches = sendBatches(ctx);
-  if (batches.inProcess.has(deliveryId)) return { status: 'skipped', reason: 'being sent by this process' };
-  batches.inProcess.add(deliveryId);
+  const sender = senderOf(ctx);
+  if (sender.inProcess.has(deliveryId)) return { status: 'skipped', reason: 'being sent by this process' };
+  sender.inProcess.add(deliveryId);
   try {
-    return await claimAndSend(ctx, batches, deliveryId, options);
+    return await claimAndSend(ctx, sender, deliveryId, options);
   } finally {
-    batches.inProcess.delete(deliveryId);
+    sender.inProcess.delete(deliveryId);
   }
 }
 
-async function claimAndSend(ctx: SendContext, batches: SendBatches, deliveryId: string, options: { finalAttempt?: boolean }): Promise<SendOutcome> {
+async function claimAndSend(ctx: SendContext, sender: Sender, deliveryId: string, options: { finalAttempt?: boolean }): Promise<SendOutcome> {
   const { db } = ctx;
   // One round trip, shared with the sender's other claims of the moment: the claim and, for the
   // claimed delivery only, its period's events.
-  const delivery = await batches.claims.submit(deliveryId);
+  const delivery = await sender.claims.submit(deliveryId);
   // A delivery still being sent elsewhere is skipped too: should that process have died, the
   // reconciler asks again once the claim is old enough to be taken for abandoned.
   if (!delivery) return { status: 'skipped', reason: 'already sent, cancelled or failed, being sent by another sender, or unknown' };
@@ -227,7 +226,7 @@ async function claimAndSend(ctx: SendContext, batches: SendBatches, deliveryId: 
   const unsubscribe = unsubscribeUrl(ctx, delivery.rule_id, delivery.team_member_id);
   let rendered: RenderedMail;
   try {
-    rendered = composeMail(ctx, delivery, unsubscribe);
+    rendered = composeMail(ctx, sender.sharedMails, delivery, unsubscribe);
   } catch (error) {
     // Nothing was sent: the next try may claim it at once.
     await releaseDelivery(db, deliveryId).catch(() => {});
@@ -259,7 +258,7 @@ async function claimAndSend(ctx: SendContext, batches: SendBatches, deliveryId: 
   }
   // The server has the e-mail: from here on, failing to record it would send it twice. A database
   // that is away (a restart) is waited for, holding the job (its lock is renewed meanwhile).
-  await untilRecorded(() => batches.sent.submit({ deliveryId, messageId }));
+  await untilRecorded(() => sender.sent.submit({ deliveryId, messageId }));
   // Wall-clock time, not ctx.now(): latency is what a recipient waits, whatever the schedule's clock says.
   ctx.metrics?.mailSent(delivery.frequency, delivery.first_event_at ? acceptedAt - delivery.first_event_at.getTime() : null);
   return { status: 'sent', messageId };

@@ -52,6 +52,21 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
     expect(rows[0].n).toBe(0);
   });
 
+  it('sends the e-mails of the deliveries it makes in the same process, without a send job, when it runs the send role too', async () => {
+    const org = await t.p.createOrg();
+    const member = org.members[0]!;
+    await t.p.createRule(org.key, { name: 'Sent here', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
+    const queue = t.p.process.deps.queues.send;
+    const before = await queue.getJobCounts('waiting', 'active', 'completed', 'failed', 'delayed');
+    await ingest([makeEvent(org.id, { title: 'sent here' })]);
+    const [mail] = await waitForMails(member.email, 1);
+    expect(mail!.html).toContain('sent here');
+    // Completed send jobs are kept an hour: none was added for this e-mail.
+    expect(await queue.getJobCounts('waiting', 'active', 'completed', 'failed', 'delayed')).toEqual(before);
+    const { rows } = await t.p.db.pool.query(`SELECT status, attempts FROM deliveries WHERE email = $1`, [member.email]);
+    expect(rows).toEqual([{ status: 'sent', attempts: 1 }]);
+  });
+
   it('coalesces a burst that follows the first e-mail into one more e-mail', async () => {
     const org = await t.p.createOrg();
     const member = org.members[0]!;
@@ -232,6 +247,22 @@ describe('SMTP failures', () => {
     const row = await deliveryOf(member.email, 'sent');
     expect(row.attempts).toBe(3);
     expect(t.smtp.received.filter((mail) => mail.to.includes(member.email))).toHaveLength(1);
+  });
+
+  it('hands a delivery whose first attempt, in the process that made it, failed to a send job of its own with the attempts left, after the first backoff', async () => {
+    const org = await t.p.createOrg();
+    const member = org.members[0]!;
+    t.smtp.setVerdict(({ to, attempt }) => (to.includes(member.email) && attempt === 1 ? { code: 451, message: 'Try again later' } : 'accept'));
+    await t.p.createRule(org.key, { name: 'Retried by a job', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
+    await t.p.ingest({ events: [makeEvent(org.id)] });
+    const sent = await deliveryOf(member.email, 'sent');
+    expect(sent.attempts).toBe(2);
+    expect(t.smtp.received.filter((mail) => mail.to.includes(member.email))).toHaveLength(1);
+    // The second attempt was the job's (completed jobs are kept an hour).
+    const queues = t.p.process.deps.queues;
+    const job = await queues.send.getJob(`send.${sent.id}`);
+    expect(job?.finishedOn).toBeTypeOf('number');
+    expect(job!.opts).toMatchObject({ attempts: queues.sendPolicy.attempts - 1, delay: queues.sendPolicy.backoffMs });
   });
 
   it('sends the e-mails of one send job on their own: a transient failure retries only the one still owed', async () => {

@@ -87,6 +87,12 @@ describe('log lines: JSON, redacted, each naming its request or job', () => {
     // vi.waitFor, since expect.poll refuses to run in beforeAll.
     await vi.waitFor(() => expect(capture.lines.some((line) => line.msg === 'e-mail sent'), 'an e-mail sent').toBe(true), { timeout: 10_000, interval: 25 });
     expect(smtp.accepted).toBe(1);
+    // The process made and sent that e-mail without a job; a send job asked for it again (as the
+    // reconciler would) finds it sent.
+    const sentId = capture.lines.find((line) => line.msg === 'e-mail sent')!.delivery_id as string;
+    await p.process.deps.queues.requestSend([sentId], { replaceFinished: true });
+    await vi.waitFor(() => expect(capture.lines.some((line) => line.msg === 'job completed' && line.job_id === `send.${sentId}`), 'the send job').toBe(true), { timeout: 10_000, interval: 25 });
+    expect(smtp.accepted).toBe(1);
 
     // Code that logs carelessly: headers, the whole configuration, an error naming the SMTP URL.
     const log = p.process.deps.logger;
@@ -135,16 +141,19 @@ describe('log lines: JSON, redacted, each naming its request or job', () => {
     expect(ofOne.map((line) => line.msg)).toEqual(expect.arrayContaining(['incoming request', 'request completed']));
   });
 
-  it('puts the job id and queue on every line about a job', () => {
-    const aboutJobs = capture.lines.filter((line) => 'job_id' in line || ['job started', 'job completed', 'e-mail sent', 'events matched'].includes(line.msg ?? ''));
+  it('puts the job id and queue on every line about a job, and says so of work done without one', () => {
+    const sending = ['e-mail sent', 'e-mail skipped', 'e-mail cancelled'];
+    const aboutJobs = capture.lines.filter((line) => 'job_id' in line || ['job started', 'job completed', 'events matched'].includes(line.msg ?? '') || (sending.includes(line.msg ?? '') && !line.in_process));
     for (const line of aboutJobs) {
       expect(line.job_id, JSON.stringify(line)).toEqual(expect.any(String));
       expect(line.queue, JSON.stringify(line)).toEqual(expect.any(String));
     }
     const sent = capture.lines.find((line) => line.msg === 'e-mail sent')!;
-    expect(sent).toMatchObject({ queue: 'send', job_id: `send.${sent.delivery_id as string}` });
-    const queues = new Set(aboutJobs.map((line) => line.queue));
-    expect(queues).toContain('send');
+    expect(sent).toMatchObject({ in_process: true, stage: 'send', delivery_id: expect.any(String) });
+    expect(sent).not.toHaveProperty('job_id');
+    const skipped = capture.lines.find((line) => line.msg === 'e-mail skipped')!;
+    expect(skipped).toMatchObject({ queue: 'send', job_id: `send.${sent.delivery_id as string}`, delivery_id: sent.delivery_id });
+    expect(new Set(aboutJobs.map((line) => line.queue))).toContain('send');
   });
 });
 

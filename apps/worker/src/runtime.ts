@@ -16,11 +16,13 @@ import {
   type MatchHere,
   type PipelineContext,
   type SendContext,
+  type SendHere,
 } from '@notify/pipeline';
 import { createRedis, queueKeyPrefix, QUEUE_NAMES, redisChannels, type Queues, type RedisClient } from '@notify/queues';
 import { createProcessors, type Processor } from './processors';
 import { InProcessMatching } from './processors/match-here';
 import { InProcessDelivery } from './processors/deliver-here';
+import { InProcessSending } from './processors/send-here';
 
 export interface WorkerRuntimeOptions {
   config: Config;
@@ -112,7 +114,10 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
   const roles = options.roles.filter((role) => role !== 'api');
   const now = options.now ?? (() => new Date());
   const metrics = options.metrics;
-  const pipeline: PipelineContext = { db, queues, now, instantCoalesceMs: config.pipeline.instantCoalesceMs, metrics: metrics?.pipeline };
+  // With the send role, the deliveries this process makes are sent here first (InProcessSending, made below).
+  let sendingHere: InProcessSending | undefined;
+  const sendHere: SendHere | undefined = roles.includes('send') ? (deliveryIds) => sendingHere?.take(deliveryIds) ?? [...deliveryIds] : undefined;
+  const pipeline: PipelineContext = { db, queues, now, instantCoalesceMs: config.pipeline.instantCoalesceMs, metrics: metrics?.pipeline, sendHere };
   // Checked before any connection is made.
   const mailDomain = roles.includes('send') ? messageIdDomain(config.mail.from) : undefined;
   const index = new RuleIndex();
@@ -141,7 +146,7 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
     };
   }
   const sendPause = new OutagePause(1000, config.pipeline.sendOutageMaxPauseMs);
-  const { jobs: processors, match, deliver } = createProcessors({ pipeline, index, send, sendPause, matchTransactions: config.pipeline.matchConcurrency, mailConcurrency: config.pipeline.sendConcurrency });
+  const { jobs: processors, match, deliver, sendHere: sendInProcess } = createProcessors({ pipeline, index, send, sendPause, matchTransactions: config.pipeline.matchConcurrency, mailConcurrency: config.pipeline.sendConcurrency });
   const checks: Record<string, () => Promise<unknown>> = {};
   const start = <T>(name: string, processor: Processor<T>, concurrency: number, extra: Partial<WorkerOptions> = {}) => {
     // Every line about a job carries its id and queue.
@@ -214,6 +219,10 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
     checks[mail.kind] = cachedCheck(() => mail.verify(), MAIL_CHECK_TTL_MS);
     // No real limit: BullMQ honours a pause (queue.rateLimit, see the send processor) only on a limited queue.
     start(QUEUE_NAMES.send, processors.send, config.pipeline.sendConcurrency, { limiter: { max: 1_000_000_000, duration: 1000 } });
+    // Its lines say the work had no job: `in_process` and the stage, where a job's name its id and queue.
+    const sending = new InProcessSending(sendInProcess, logger.child({ stage: 'send', in_process: true }), sendPause);
+    metrics?.trackInProcess('send', () => sending.pending);
+    sendingHere = sending;
     const target = mail.kind === 'smtp' && config.mail.smtpUrl ? { smtp: maskUrlPassword(config.mail.smtpUrl) } : { outbox: config.mail.outboxDir };
     logger.info({ transport: mail.kind, ...target }, 'send role started');
   }
@@ -231,7 +240,7 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
       closed = true;
       // Periodic tasks and fetching stop at once; jobs in flight get until the deadline to finish.
       const stopped = Promise.allSettled(stops.map((stop) => stop()));
-      const finished = Promise.allSettled([...workers.map((worker) => worker.close()), matchHere?.close(), deliverHere?.close()]);
+      const finished = Promise.allSettled([...workers.map((worker) => worker.close()), matchHere?.close(), deliverHere?.close(), sendingHere?.close()]);
       let timer: NodeJS.Timeout | undefined;
       const late = deadline === undefined
         ? new Promise<never>(() => {})

@@ -56,7 +56,7 @@ export interface Metrics {
   /** Queue depths are read from these queues on every scrape (each read bounded by `queueCountTimeoutMs`). */
   trackQueues(queues: () => readonly QueueCountsSource[]): void;
   /** Work of `stage` this process took without a job and has not finished, read on every scrape. */
-  trackInProcess(stage: 'match' | 'deliver', pending: () => number): void;
+  trackInProcess(stage: 'match' | 'deliver' | 'send', pending: () => number): void;
   /** The Prometheus text exposition of every metric. */
   render(): Promise<string>;
 }
@@ -200,7 +200,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const inProcess = new Map<string, () => number>();
   new Gauge({
     name: 'notify_in_process_work',
-    help: 'Work this process took without a job and has not finished: events being matched (match), due periods being delivered (deliver).',
+    help: 'Work this process took without a job and has not finished: events being matched (match), due periods being delivered (deliver), deliveries being sent (send).',
     labelNames: ['stage'],
     registers,
     collect() {

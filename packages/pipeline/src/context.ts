@@ -18,6 +18,14 @@ export interface PipelineMetrics {
   mailFailed(reason: 'transient' | 'permanent' | 'unavailable' | 'cancelled' | 'suppressed', final: boolean): void;
 }
 
+/**
+ * Takes deliveries this process made to send in this process, without a send job: for an instant
+ * alert, a job (added, taken and finished in Redis) cost more of our CPU and of Redis than the rest
+ * of its sending, and its round trips came before the e-mail. Returns those it declines (it is full,
+ * closing, or sending is paused), for the send queue. It never throws.
+ */
+export type SendHere = (deliveryIds: readonly string[]) => string[];
+
 /** What the pipeline's use cases need; processes build one and pass it in. */
 export interface PipelineContext {
   /** Reached only through @notify/db's named operations. */
@@ -27,4 +35,6 @@ export interface PipelineContext {
   now: () => Date;
   instantCoalesceMs: number;
   metrics?: PipelineMetrics;
+  /** A process with the send role sends the deliveries it makes itself (see SendHere); otherwise they go to the send queue. */
+  sendHere?: SendHere;
 }

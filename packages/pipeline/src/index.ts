@@ -1,6 +1,6 @@
 // The pipeline, one folder per stage: ingest → match → (instant | schedule) → deliver → send,
 // reconcile, which rebuilds from PostgreSQL what Redis lost, and retention, which drops old history by the month. Words: packages/core/GLOSSARY.md.
-export type { PipelineContext, PipelineMetrics } from './context';
+export type { PipelineContext, PipelineMetrics, SendHere } from './context';
 export { Batcher } from './batcher';
 export { Slots } from './slots';
 export * from './ingest';
@@ -13,6 +13,7 @@ export { flushRule } from './deliver/flush-rule';
 export { sendDelivery, messageIdFor, EVENTS_PER_MAIL, type SendContext, type SendOutcome } from './send/send-delivery';
 export { retryDelivery } from './send/retry-delivery';
 export { OutagePause } from './send/outage-pause';
+export { requestSend } from './send/request-send';
 export { sendTestEmails, testSendRecipients, sampleEvent, type TestSendRule } from './test-send/test-send';
 export { scanScopeEvents } from './stored-events/scan-scope-events';
 export { findLatestMatch } from './test-send/latest-match';

@@ -17,6 +17,15 @@ export interface RequestOptions {
   replaceFinished?: boolean;
 }
 
+export interface SendRequestOptions extends RequestOptions {
+  /**
+   * The deliveries had their first attempt already, in the process that made them (a transient
+   * failure, recorded): each goes in a job of its own, as with `replaceFinished`, that waits the
+   * policy's first backoff and has one attempt fewer, so a delivery gets the policy's attempts in all.
+   */
+  afterFirstAttempt?: boolean;
+}
+
 /** Removes the jobs among `ids` that have finished (completed or failed); others are left alone. */
 async function removeFinished(queue: Queue, ids: string[]): Promise<void> {
   const CHUNK = 500;
@@ -36,6 +45,8 @@ export class Queues {
   readonly match: ReadonlyMap<Scope, Queue<MatchJob>>;
   readonly deliver: Queue<DeliverJob>;
   readonly send: Queue<SendJob>;
+  /** How often a delivery's e-mail is tried in all, and the first wait between tries (MAIL_ATTEMPTS, MAIL_BACKOFF_MS). */
+  readonly sendPolicy: { attempts: number; backoffMs: number };
 
   constructor(readonly options: QueueOptions) {
     const prefix = options.prefix ?? DEFAULT_PREFIX;
@@ -45,6 +56,7 @@ export class Queues {
     const sendPolicy = options.send
       ? { ...jobPolicies.send, attempts: options.send.attempts, backoff: { type: 'exponential', delay: options.send.backoffMs } }
       : jobPolicies.send;
+    this.sendPolicy = options.send ?? { attempts: jobPolicies.send.attempts!, backoffMs: (jobPolicies.send.backoff as { delay: number }).delay };
     this.send = new Queue<SendJob>(QUEUE_NAMES.send, { ...base(QUEUE_NAMES.send), defaultJobOptions: sendPolicy });
   }
 
@@ -74,15 +86,18 @@ export class Queues {
   /**
    * Asks for each delivery to be sent once, SEND_BATCH to a job (deliveries asked for together
    * were made together). With `replaceFinished` (as for requestDeliver) each goes in a job of its
-   * own, known by the delivery, so a finished job of it can be found and replaced.
+   * own, known by the delivery, so a finished job of it can be found and replaced (and so with
+   * `afterFirstAttempt`, see SendRequestOptions, which replaces a finished job too).
    */
-  async requestSend(deliveryIds: string[], options: RequestOptions = {}): Promise<void> {
+  async requestSend(deliveryIds: readonly string[], options: SendRequestOptions = {}): Promise<void> {
     if (!deliveryIds.length) return;
-    const batch = options.replaceFinished ? 1 : SEND_BATCH;
+    const own = options.replaceFinished || options.afterFirstAttempt;
+    const batch = own ? 1 : SEND_BATCH;
     const jobs: SendJob[] = [];
     for (let i = 0; i < deliveryIds.length; i += batch) jobs.push({ deliveryIds: deliveryIds.slice(i, i + batch) });
-    if (options.replaceFinished) await removeFinished(this.send, jobs.map(jobIds.send));
-    await this.send.addBulk(jobs.map((data) => ({ name: 'send', data, opts: { jobId: jobIds.send(data) } })));
+    if (own) await removeFinished(this.send, jobs.map(jobIds.send));
+    const retry = options.afterFirstAttempt ? { delay: this.sendPolicy.backoffMs, attempts: Math.max(1, this.sendPolicy.attempts - 1) } : {};
+    await this.send.addBulk(jobs.map((data) => ({ name: 'send', data, opts: { jobId: jobIds.send(data), ...retry } })));
   }
 
   async close(): Promise<void> {

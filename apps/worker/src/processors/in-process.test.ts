@@ -4,6 +4,7 @@ import type { DuePeriod, MatchResult } from '@notify/pipeline';
 import { createLogger } from '@notify/observability';
 import { InProcessDelivery } from './deliver-here';
 import { InProcessMatching } from './match-here';
+import { InProcessSending } from './send-here';
 
 const RESULT: MatchResult = { events: 1, matches: 1, silenced: 0, immediate: 1 };
 
@@ -124,6 +125,74 @@ describe('InProcessDelivery', () => {
       closed = true;
     });
     expect(here.take(due('b'))).toEqual(due('b'));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(closed).toBe(false);
+    calls[0]!.finish();
+    await closing;
+    expect(here.pending).toBe(0);
+  });
+});
+
+/** A send that finishes when the test says so. */
+function heldSend() {
+  const calls: Array<{ deliveries: readonly string[]; stopping: () => boolean; finish: (error?: Error) => void }> = [];
+  const send = (deliveries: readonly string[], _log: unknown, stopping: () => boolean) =>
+    new Promise<void>((resolve, reject) => {
+      calls.push({ deliveries, stopping, finish: (error) => (error ? reject(error) : resolve()) });
+    });
+  return { calls, send };
+}
+
+describe('InProcessSending', () => {
+  it('takes deliveries up to its bound and declines the rest for the send queue', async () => {
+    const { calls, send } = heldSend();
+    const here = new InProcessSending(send, capturedLogger().logger, undefined, 3);
+    expect(here.take(['a', 'b'])).toEqual([]);
+    expect(here.take(['c', 'd', 'e'])).toEqual(['d', 'e']);
+    expect(here.take(['f'])).toEqual(['f']);
+    expect(calls.map((call) => call.deliveries)).toEqual([['a', 'b'], ['c']]);
+    expect(here.pending).toBe(3);
+
+    calls[0]!.finish();
+    await expect.poll(() => here.pending).toBe(1);
+    expect(here.take(['g'])).toEqual([]);
+  });
+
+  it('declines everything while sending is paused (the SMTP server away): the paused queue holds them', () => {
+    const { calls, send } = heldSend();
+    const pause = { active: true };
+    const here = new InProcessSending(send, capturedLogger().logger, pause, 10);
+    expect(here.take(['a', 'b'])).toEqual(['a', 'b']);
+    expect(calls).toHaveLength(0);
+    pause.active = false;
+    expect(here.take(['a', 'b'])).toEqual([]);
+    expect(calls).toHaveLength(1);
+  });
+
+  it('logs a failed send and frees its place: the deliveries stay pending in the database for the reconciler', async () => {
+    const { calls, send } = heldSend();
+    const { lines, logger } = capturedLogger();
+    const here = new InProcessSending(send, logger, undefined, 10);
+    here.take(['a', 'b']);
+    calls[0]!.finish(new Error('Redis away'));
+    await expect.poll(() => here.pending).toBe(0);
+    const warning = lines.find((line) => line.level === 40)!;
+    expect(warning).toMatchObject({ deliveries: 2, msg: expect.stringContaining('reconciler') });
+    expect(JSON.stringify(warning.err)).toContain('Redis away');
+  });
+
+  it('on close, declines everything, tells what it took to start nothing more, and waits for it', async () => {
+    const { calls, send } = heldSend();
+    const here = new InProcessSending(send, capturedLogger().logger, undefined, 10);
+    here.take(['a']);
+    expect(calls[0]!.stopping()).toBe(false);
+    let closed = false;
+    const closing = here.close().then(() => {
+      closed = true;
+    });
+    expect(here.take(['b'])).toEqual(['b']);
+    // What it has not started goes to the send queue, for the next process.
+    expect(calls[0]!.stopping()).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(closed).toBe(false);
     calls[0]!.finish();

@@ -33,6 +33,8 @@ export interface Processors {
   match(events: ReadonlyArray<readonly [string, string]>): Promise<MatchResult>;
   /** Delivers due periods without a job each, in the transactions the deliver jobs share (InProcessDelivery). */
   deliver(periods: readonly DuePeriod[]): Promise<void>;
+  /** Sends deliveries this process made without a job (InProcessSending); what a job would retry goes to the send queue. */
+  sendHere(deliveryIds: readonly string[], log: Logger, stopping?: () => boolean): Promise<void>;
 }
 
 export function createProcessors(ctx: ProcessorContext): Processors {
@@ -57,6 +59,41 @@ export function createProcessors(ctx: ProcessorContext): Processors {
     { maxBatch: DELIVER_BATCH_PERIODS, concurrency: 2 },
   );
   const mailSlots = new Slots(ctx.mailConcurrency ?? 20);
+  /**
+   * Sends each delivery on its own, at most MAIL_CONCURRENCY e-mails in flight in the process,
+   * whichever job (or SendHere) they come from (their claims and records share statements). Once
+   * the SMTP server cannot be reached, or `stopping` says so, the deliveries not yet started wait,
+   * unclaimed (their outcome undefined); `unreachable` says why when it was the server.
+   */
+  const sendEach = async (send: SendContext, deliveryIds: readonly string[], finalAttempt: boolean, log: Logger, stopping?: () => boolean) => {
+    let unreachable: string | undefined;
+    const outcomes = await Promise.all(
+      deliveryIds.map((deliveryId) =>
+        mailSlots.run(async () => {
+          if (unreachable !== undefined || stopping?.()) return undefined;
+          const outcome = await sendDelivery(send, deliveryId, { finalAttempt });
+          if (outcome.status === 'failed' && outcome.unavailable) unreachable ??= outcome.error;
+          if (outcome.status === 'sent') log.info({ delivery_id: deliveryId, message_id: outcome.messageId }, 'e-mail sent');
+          else if (outcome.status === 'cancelled') log.info({ delivery_id: deliveryId, reason: outcome.reason }, 'e-mail cancelled');
+          else if (outcome.status === 'skipped') log.debug({ delivery_id: deliveryId, reason: outcome.reason }, 'e-mail skipped');
+          return outcome;
+        }),
+      ),
+    );
+    // A server that took an e-mail is back, unless another of these found it away since.
+    const sent = outcomes.filter((outcome) => outcome?.status === 'sent').length;
+    if (unreachable === undefined && sent && ctx.sendPause?.active) {
+      ctx.sendPause.reset();
+      log.info('SMTP server available again: mail resumed');
+    }
+    return { outcomes, unreachable };
+  };
+  /** Pauses the send queue for every sender (queue.rateLimit) while the SMTP server cannot be reached. */
+  const pauseSending = async (error: string, log: Logger) => {
+    const pause = ctx.sendPause!.next();
+    if (pause.started) log.warn({ pause_ms: pause.ms, error }, 'SMTP server unavailable: mail paused');
+    await ctx.pipeline.queues.send.rateLimit(pause.ms);
+  };
   const jobs: ProcessorMap = {
     match: async (job, log) => {
       const result = await matches.submit(job.data.events);
@@ -72,35 +109,12 @@ export function createProcessors(ctx: ProcessorContext): Processors {
       const send = ctx.send;
       if (!send) throw new Error('this process does not run the send role');
       const finalAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      // Each delivery of the job on its own, at most MAIL_CONCURRENCY e-mails in flight in the
-      // process, whichever job they come from (their claims and records share statements). Once
-      // the SMTP server cannot be reached, the job's deliveries not yet started wait, unclaimed.
-      let unreachable: string | undefined;
-      const outcomes = await Promise.all(
-        sendJobDeliveries(job.data).map((deliveryId) =>
-          mailSlots.run(async () => {
-            if (unreachable !== undefined) return undefined;
-            const outcome = await sendDelivery(send, deliveryId, { finalAttempt });
-            if (outcome.status === 'failed' && outcome.unavailable) unreachable ??= outcome.error;
-            if (outcome.status === 'sent') log.info({ delivery_id: deliveryId, message_id: outcome.messageId }, 'e-mail sent');
-            else if (outcome.status === 'cancelled') log.info({ delivery_id: deliveryId, reason: outcome.reason }, 'e-mail cancelled');
-            else if (outcome.status === 'skipped') log.debug({ delivery_id: deliveryId, reason: outcome.reason }, 'e-mail skipped');
-            return outcome;
-          }),
-        ),
-      );
+      const { outcomes, unreachable } = await sendEach(send, sendJobDeliveries(job.data), finalAttempt, log);
       if (unreachable !== undefined && ctx.sendPause) {
         // Back to the queue without spending an attempt; no sender takes a job until the pause ends.
         // When it runs again, what this run sent is sent already and is not claimed again.
-        const pause = ctx.sendPause.next();
-        if (pause.started) log.warn({ pause_ms: pause.ms, error: unreachable }, 'SMTP server unavailable: mail paused');
-        await ctx.pipeline.queues.send.rateLimit(pause.ms);
+        await pauseSending(unreachable, log);
         throw Worker.RateLimitError();
-      }
-      const sent = outcomes.filter((outcome) => outcome?.status === 'sent').length;
-      if (sent && ctx.sendPause?.active) {
-        ctx.sendPause.reset();
-        log.info('SMTP server available again: mail resumed');
       }
       // Failures are recorded already. A transient one (or an unreachable server without a pause)
       // retries the job with backoff, which claims only the deliveries still owed; a permanent
@@ -109,11 +123,37 @@ export function createProcessors(ctx: ProcessorContext): Processors {
       const transient = failures.find((outcome) => !outcome.permanent);
       if (transient) throw new Error(transient.error);
       if (failures.length && failures.length === outcomes.length) throw new UnrecoverableError(failures[0]!.error);
+      const sent = outcomes.filter((outcome) => outcome?.status === 'sent').length;
       return outcomes.length === 1 ? outcomes[0] : { sent, outcomes: outcomes.map((outcome) => outcome?.status ?? 'waiting') };
     },
   };
+  /**
+   * The first attempt of deliveries made in this process (SendHere), as a send job's would be, with
+   * what follows it handed to the send queue: a transient failure (recorded) to a job of its own
+   * that waits the first backoff and has the attempts left (SendRequestOptions.afterFirstAttempt);
+   * an unreachable server's waiting deliveries to jobs, with the queue paused, as a job's would be;
+   * and once `stopping` (the process shutting down), those not started yet to jobs, for the next process.
+   */
+  const sendHere = async (deliveryIds: readonly string[], log: Logger, stopping?: () => boolean): Promise<void> => {
+    const send = ctx.send;
+    if (!send) throw new Error('this process does not run the send role');
+    const queues = ctx.pipeline.queues;
+    const { outcomes, unreachable } = await sendEach(send, deliveryIds, queues.sendPolicy.attempts <= 1, log, stopping);
+    const waiting = deliveryIds.filter((_, i) => {
+      const outcome = outcomes[i];
+      return outcome === undefined || (outcome.status === 'failed' && outcome.unavailable === true);
+    });
+    const retry = deliveryIds.filter((_, i) => {
+      const outcome = outcomes[i];
+      return outcome?.status === 'failed' && !outcome.permanent && !outcome.unavailable && queues.sendPolicy.attempts > 1;
+    });
+    if (unreachable !== undefined && ctx.sendPause) await pauseSending(unreachable, log);
+    await queues.requestSend(waiting);
+    await queues.requestSend(retry, { afterFirstAttempt: true });
+  };
   return {
     jobs,
+    sendHere,
     match: (events) => matches.submit(events),
     deliver: async (due) => {
       await Promise.all(due.map((period) => periods.submit(period)));

@@ -1,6 +1,7 @@
 import { periodKeys } from '@notify/core';
 import { createDeliveries, lockRules, periodsWithDeliveries, rekeyPendingMatches, withTransaction, type CreatedDelivery, type Transaction } from '@notify/db';
 import type { PipelineContext } from '../context';
+import { requestSend } from '../send/request-send';
 
 /**
  * The deliver stage: a (rule, period)'s pending matches become deliveries, one per member,
@@ -46,6 +47,6 @@ export async function deliverPeriods(ctx: PipelineContext, periods: ReadonlyArra
     return deliveries.map((delivery) => delivery.id);
   });
   // If this fails the deliveries wait as pending; the reconciler asks again.
-  await ctx.queues.requestSend(created);
+  await requestSend(ctx, created);
   return created;
 }

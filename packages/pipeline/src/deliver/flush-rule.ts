@@ -2,6 +2,7 @@ import { NotFound, isUuid, periodKeys } from '@notify/core';
 import { flushDeliveries, lockRules, withTransaction } from '@notify/db';
 import { Batcher } from '../batcher';
 import type { PipelineContext } from '../context';
+import { requestSend } from '../send/request-send';
 
 export interface FlushResult {
   /** Events whose pending matches were sent now. */
@@ -50,7 +51,7 @@ async function flushRules(ctx: PipelineContext, ruleIds: readonly string[]): Pro
   }, { genericPlans: true });
   // Should this fail, the deliveries wait as pending (the reconciler asks again); each flush of the
   // batch reports it, as it would alone.
-  const sendError = await ctx.queues.requestSend(deliveries.map((delivery) => delivery.id)).then(
+  const sendError = await requestSend(ctx, deliveries.map((delivery) => delivery.id)).then(
     () => undefined,
     (error: unknown) => error ?? new Error('send request failed'),
   );

@@ -4,6 +4,7 @@ import type { PipelineContext } from '../context';
 import type { IndexedRule, RuleIndex } from '../rules/rule-index';
 import { deliverInTransaction } from '../deliver/deliver';
 import { PeriodCache } from './period-cache';
+import { requestSend } from '../send/request-send';
 
 /** Per process: a period stays right until it ends, whichever job asks. */
 const periods = new PeriodCache();
@@ -189,7 +190,7 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
   }
 
   // Should this fail, the deliveries wait as pending: the reconciler asks again.
-  await ctx.queues.requestSend(deliveryIds);
+  await requestSend(ctx, deliveryIds);
   if (silenced) ctx.metrics?.silenced(silenced);
   const matched = new Set(created.map((m) => `${m.ruleId}|${m.organizationId}|${m.eventId}`)).size;
   return { events: eventCount, matches: matched, silenced, immediate: deliveryIds.length };

@@ -96,12 +96,16 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
     await ingest([1, 2, 3].map((i) => makeEvent(org.id, { scope: 'asset_ssl_changed', asset: `host${i}.example.com`, title: `Certificate changed ${i}` })));
     await waitUntilSettled(t.p.db);
     expect(mailsTo(a!.email)).toHaveLength(0);
+    const sendJobs = () => t.p.process.deps.queues.send.getJobCounts('waiting', 'active', 'completed', 'failed', 'delayed');
+    const jobsBefore = await sendJobs();
     const flush = await t.p.admin('POST', `/admin/v1/notification-rules/${rule.id}/flush`);
     expect(flush.statusCode).toBe(202);
     expect(flush.json()).toEqual({ matches: 3, deliveries: 3 });
     const [toA] = await waitForMails(a!.email, 1);
     const [toB] = await waitForMails(b!.email, 1);
     const [toC] = await waitForMails(c!.email, 1);
+    // The process runs the send role too: the flush's e-mails were sent without a send job.
+    expect(await sendJobs()).toEqual(jobsBefore);
     const links = [toA!, toB!, toC!].map((mail) => /^List-Unsubscribe: <([^>]+)>/im.exec(mail.raw.toString('latin1'))![1]!);
     expect(new Set(links).size).toBe(3);
     for (const [index, mail] of [toA!, toB!, toC!].entries()) {

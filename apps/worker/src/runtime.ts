@@ -43,6 +43,8 @@ export interface WorkerRuntime {
   mailTransport: MailTransport | undefined;
   /** With the match role: matches the events this process ingests without a job (the API's ingest hands them here). */
   matchHere: MatchHere | undefined;
+  /** With the send role: sends the deliveries this process makes without a job (the API's flushes and test sends hand them here). */
+  sendHere: SendHere | undefined;
   /** Whether every started role is running (for readiness). */
   isReady(): boolean;
   /** Readiness checks of the started roles: the send role's SMTP server (`smtp`) or outbox folder (`outbox`). */
@@ -233,6 +235,7 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
     index,
     mailTransport: transport,
     matchHere: matchHere?.take,
+    sendHere,
     isReady: () => !closed && workers.every((worker) => worker.isRunning()),
     checks,
     async close({ deadline } = {}) {

@@ -3,6 +3,7 @@ import { createTestDeliveries, readEventDetails, type DeliveryEvent, type TestDe
 import { scopeLabel } from '@notify/mail';
 import type { PipelineContext } from '../context';
 import { findLatestMatch } from './latest-match';
+import { requestSend } from '../send/request-send';
 
 /** The rule a test send is for, as the API read it (its organization's, checked). */
 export interface TestSendRule {
@@ -65,6 +66,6 @@ export async function sendTestEmails(ctx: PipelineContext, rule: TestSendRule, r
   const event = stored ?? sampleEvent(rule.scope, now);
   const deliveries = await createTestDeliveries(ctx.db, rule.id, recipients, periodKeys.test(now), event);
   // Should this fail, the deliveries wait as pending: the reconciler asks again.
-  await ctx.queues.requestSend(deliveries.map((delivery) => delivery.id));
+  await requestSend(ctx, deliveries.map((delivery) => delivery.id));
   return deliveries;
 }

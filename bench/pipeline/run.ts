@@ -33,14 +33,16 @@
 //
 // Environment (all optional): BENCH_PARTS (ingest,matching,instant,burst,digests,wave,retention,preview), BENCH_CPU_PROF=<dir>
 // (children run with --cpu-prof), BENCH_LOG_LEVEL (children's LOG_LEVEL, default warn),
-// BENCH_STRICT=1 (exit 1 when a target is missed), and the sizes at the top of each part.
+// BENCH_STRICT=1 (exit 1 when a target is missed), BENCH_SOURCE=1 (the service's processes run its
+// TypeScript sources through tsx rather than the build, see SERVICE_FROM_SOURCE), and the sizes at
+// the top of each part.
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { root, round } from '../support/common';
-import { Resources } from '../support/processes';
+import { Resources, SERVICE_FROM_SOURCE } from '../support/processes';
 import { describeMachine, log, printTable, seconds, type Measure, type PartReport } from '../support/report';
 import * as burst from './burst';
 import * as digests from './digests';
@@ -88,7 +90,7 @@ async function main(): Promise<number> {
   process.on('SIGINT', () => onSignal('SIGINT'));
   process.on('SIGTERM', () => onSignal('SIGTERM'));
 
-  console.log(`bench:pipeline — ${wanted.join(', ')} (${os.cpus().length} CPUs, load ${loadBefore.map((value) => round(value, 2)).join(' ')})`);
+  console.log(`bench:pipeline — ${wanted.join(', ')} (${os.cpus().length} CPUs, load ${loadBefore.map((value) => round(value, 2)).join(' ')}; the service ${SERVICE_FROM_SOURCE ? 'from its sources (tsx)' : 'built'})`);
   const reports: Record<string, PartReport | { error: string }> = {};
   const measures: Measure[] = [];
   for (const name of wanted) {
@@ -119,6 +121,7 @@ async function main(): Promise<number> {
       ...describeMachine(loadBefore),
       note: 'shared machine: compare ratios, which pair each measure with a baseline taken before and after it in the same run',
     },
+    service: SERVICE_FROM_SOURCE ? 'TypeScript sources through tsx (BENCH_SOURCE=1)' : 'built JavaScript (dist/), as deployments run it',
     total_seconds: round((performance.now() - startedAt) / 1000, 1),
     parts: wanted,
     measures: Object.fromEntries(Object.values(reports).flatMap((report) => ('measures' in report ? Object.entries(report.measures) : []))),

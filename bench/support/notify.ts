@@ -6,11 +6,10 @@ export { createDatabase, dropExpiredHistory, ensureHistoryPartitions, listRules,
 export { createMailRenderer, type MailContent } from '@notify/mail';
 export { createLogger, maskUrlPassword } from '@notify/observability';
 export { createRedis, matchQueueName, jobPolicies, LOCK_DURATION_MS, Queues } from '@notify/queues';
-export { buildApp } from '../../apps/api/src/app';
-export { closeDeps, createDeps } from '../../apps/api/src/deps';
+export { buildApp, closeDeps, createDeps } from '@notify/api';
 export type { findReferral } from '../../apps/api/src/whois/client';
 export type { parseWhois } from '../../apps/api/src/whois/parse';
-export { startProcess, type RunningProcess } from '../../apps/server/src/process';
+export { startProcess, type RunningProcess } from '@notify/server';
 export { previewRule, type PreviewedRule } from '@notify/pipeline';
 // The mail package's test fixtures (not part of its front door): sample alert and digest content.
 export { makeContent, makeEvent } from '../../packages/mail/src/testing/fixtures';

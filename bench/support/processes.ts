@@ -26,11 +26,20 @@ export interface Child {
   stop(): Promise<void>;
 }
 
+/**
+ * Which code of the service the children run: by default the built JavaScript (`dist/`, which
+ * `npm run bench:pipeline` builds first), as a deployment runs it (`NODE_ENV=production npm start`);
+ * with BENCH_SOURCE=1 the TypeScript sources through tsx, as `npm start` does (tsx's wrappers, such as
+ * the name it gives every function made at run time, cost the service about 10% more CPU).
+ * The bench's own code (this file, the child's entry, the drivers) always runs through tsx.
+ */
+export const SERVICE_FROM_SOURCE = process.env.BENCH_SOURCE === '1';
+
 export async function startChild(name: string, env: Record<string, string>, timeoutMs = 180_000): Promise<Child> {
   const cpuProf = process.env.BENCH_CPU_PROF;
   const child: ChildProcess = fork(join(root, 'bench', 'support', 'pipeline-child.ts'), [], {
     cwd: root,
-    execArgv: [...(process.env.BENCH_IMPORT ? ['--import', process.env.BENCH_IMPORT] : []), '--import', 'tsx', '--conditions=@notify/source', '--no-deprecation', ...(cpuProf ? ['--cpu-prof', '--cpu-prof-dir', join(cpuProf, `${name}-${Date.now()}`)] : [])],
+    execArgv: [...(process.env.BENCH_IMPORT ? ['--import', process.env.BENCH_IMPORT] : []), '--import', 'tsx', ...(SERVICE_FROM_SOURCE ? ['--conditions=@notify/source'] : []), '--no-deprecation', ...(cpuProf ? ['--cpu-prof', '--cpu-prof-dir', join(cpuProf, `${name}-${Date.now()}`)] : [])],
     env: { ...process.env, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

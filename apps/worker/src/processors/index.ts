@@ -34,7 +34,7 @@ export interface Processors {
   /** Delivers due periods without a job each, in the transactions the deliver jobs share (InProcessDelivery). */
   deliver(periods: readonly DuePeriod[]): Promise<void>;
   /** Sends deliveries this process made without a job (InProcessSending); what a job would retry goes to the send queue. */
-  sendHere(deliveryIds: readonly string[], log: Logger, stopping?: () => boolean): Promise<void>;
+  send(deliveryIds: readonly string[], log: Logger, stopping?: () => boolean): Promise<void>;
 }
 
 export function createProcessors(ctx: ProcessorContext): Processors {
@@ -61,7 +61,7 @@ export function createProcessors(ctx: ProcessorContext): Processors {
   const mailSlots = new Slots(ctx.mailConcurrency ?? 20);
   /**
    * Sends each delivery on its own, at most MAIL_CONCURRENCY e-mails in flight in the process,
-   * whichever job (or SendHere) they come from (their claims and records share statements). Once
+   * whichever job they come from, if any (InProcessSending); their claims and records share statements. Once
    * the SMTP server cannot be reached, or `stopping` says so, the deliveries not yet started wait,
    * unclaimed (their outcome undefined); `unreachable` says why when it was the server.
    */
@@ -134,7 +134,7 @@ export function createProcessors(ctx: ProcessorContext): Processors {
    * an unreachable server's waiting deliveries to jobs, with the queue paused, as a job's would be;
    * and once `stopping` (the process shutting down), those not started yet to jobs, for the next process.
    */
-  const sendHere = async (deliveryIds: readonly string[], log: Logger, stopping?: () => boolean): Promise<void> => {
+  const sendInProcess = async (deliveryIds: readonly string[], log: Logger, stopping?: () => boolean): Promise<void> => {
     const send = ctx.send;
     if (!send) throw new Error('this process does not run the send role');
     const queues = ctx.pipeline.queues;
@@ -153,7 +153,7 @@ export function createProcessors(ctx: ProcessorContext): Processors {
   };
   return {
     jobs,
-    sendHere,
+    send: sendInProcess,
     match: (events) => matches.submit(events),
     deliver: async (due) => {
       await Promise.all(due.map((period) => periods.submit(period)));

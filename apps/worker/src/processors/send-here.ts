@@ -10,7 +10,7 @@ export const SEND_HERE_MAX_DELIVERIES = 2000;
  * flush), when it runs the send role too: they take the mail slots the send jobs share without a job
  * of their own, which for an instant alert cost more (adding, taking and finishing it in Redis, and
  * its round trips before the e-mail) than the rest of its sending. What a job would retry goes to the
- * send queue (the send processor's `sendHere`). Bounded: past SEND_HERE_MAX_DELIVERIES in flight,
+ * send queue (the processors' `send`). Bounded: past SEND_HERE_MAX_DELIVERIES in flight,
  * while sending is paused (the SMTP server away) or once closing, it declines, and the send queue
  * takes them as before; once closing, those it took and has not started go to the send queue too,
  * for the next process, rather than holding up the stop. Nothing is lost by taking deliveries here: they are stored before, claimed

@@ -53,11 +53,9 @@ export class Queues {
     const base = (name: string) => ({ connection: options.connection, prefix: queueKeyPrefix(prefix, name) });
     this.match = new Map(SCOPES.map((scope) => [scope, new Queue<MatchJob>(matchQueueName(scope), { ...base(matchQueueName(scope)), defaultJobOptions: jobPolicies.match })]));
     this.deliver = new Queue<DeliverJob>(QUEUE_NAMES.deliver, { ...base(QUEUE_NAMES.deliver), defaultJobOptions: jobPolicies.deliver });
-    const sendPolicy = options.send
-      ? { ...jobPolicies.send, attempts: options.send.attempts, backoff: { type: 'exponential', delay: options.send.backoffMs } }
-      : jobPolicies.send;
     this.sendPolicy = options.send ?? { attempts: jobPolicies.send.attempts!, backoffMs: (jobPolicies.send.backoff as { delay: number }).delay };
-    this.send = new Queue<SendJob>(QUEUE_NAMES.send, { ...base(QUEUE_NAMES.send), defaultJobOptions: sendPolicy });
+    const sendJobs = { ...jobPolicies.send, attempts: this.sendPolicy.attempts, backoff: { type: 'exponential', delay: this.sendPolicy.backoffMs } };
+    this.send = new Queue<SendJob>(QUEUE_NAMES.send, { ...base(QUEUE_NAMES.send), defaultJobOptions: sendJobs });
   }
 
   all(): Queue[] {

@@ -10,12 +10,13 @@ export const SEND_HERE_MAX_DELIVERIES = 2000;
  * flush), when it runs the send role too: they take the mail slots the send jobs share without a job
  * of their own, which for an instant alert cost more (adding, taking and finishing it in Redis, and
  * its round trips before the e-mail) than the rest of its sending. What a job would retry goes to the
- * send queue (the processors' `send`). Bounded: past SEND_HERE_MAX_DELIVERIES in flight,
- * while sending is paused (the SMTP server away) or once closing, it declines, and the send queue
- * takes them as before; once closing, those it took and has not started go to the send queue too,
- * for the next process, rather than holding up the stop. Nothing is lost by taking deliveries here: they are stored before, claimed
- * only when their e-mail goes, and any this process does not send (the process killed) stay pending
- * in PostgreSQL, where the reconciler finds them after its grace and asks for them again.
+ * send queue (the processors' `send`). Bounded: past SEND_HERE_MAX_DELIVERIES in flight, while
+ * sending is paused (the SMTP server away) or once closing, it declines, and the send queue takes
+ * them as before; once closing, those it took and has not started go to the send queue too, for the
+ * next process, rather than holding up the stop. Nothing is lost by taking deliveries here: they are
+ * stored before, claimed only when their e-mail goes, and any this process does not send (the
+ * process killed) stay pending in PostgreSQL, where the reconciler finds them after its grace and
+ * asks for them again.
  */
 export class InProcessSending extends InProcessWork {
   private deliveries = 0;

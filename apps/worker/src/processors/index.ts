@@ -34,7 +34,7 @@ export interface Processors {
   /** Delivers due periods without a job each, in the transactions the deliver jobs share (InProcessDelivery). */
   deliver(periods: readonly DuePeriod[]): Promise<void>;
   /** Sends deliveries this process made without a job (InProcessSending); what a job would retry goes to the send queue. */
-  send(deliveryIds: readonly string[], log: Logger, stopping?: () => boolean): Promise<void>;
+  send(deliveryIds: readonly string[], log: Logger, stopping: () => boolean): Promise<void>;
 }
 
 export function createProcessors(ctx: ProcessorContext): Processors {
@@ -59,13 +59,18 @@ export function createProcessors(ctx: ProcessorContext): Processors {
     { maxBatch: DELIVER_BATCH_PERIODS, concurrency: 2 },
   );
   const mailSlots = new Slots(ctx.mailConcurrency ?? 20);
+  const sendContext = (): SendContext => {
+    if (!ctx.send) throw new Error('this process does not run the send role');
+    return ctx.send;
+  };
   /**
    * Sends each delivery on its own, at most MAIL_CONCURRENCY e-mails in flight in the process,
    * whichever job they come from, if any (InProcessSending); their claims and records share statements. Once
    * the SMTP server cannot be reached, or `stopping` says so, the deliveries not yet started wait,
    * unclaimed (their outcome undefined); `unreachable` says why when it was the server.
    */
-  const sendEach = async (send: SendContext, deliveryIds: readonly string[], finalAttempt: boolean, log: Logger, stopping?: () => boolean) => {
+  const sendEach = async (deliveryIds: readonly string[], finalAttempt: boolean, log: Logger, stopping?: () => boolean) => {
+    const send = sendContext();
     let unreachable: string | undefined;
     const outcomes = await Promise.all(
       deliveryIds.map((deliveryId) =>
@@ -86,7 +91,7 @@ export function createProcessors(ctx: ProcessorContext): Processors {
       ctx.sendPause.reset();
       log.info('SMTP server available again: mail resumed');
     }
-    return { outcomes, unreachable };
+    return { outcomes, unreachable, sent };
   };
   /** Pauses the send queue for every sender (queue.rateLimit) while the SMTP server cannot be reached. */
   const pauseSending = async (error: string, log: Logger) => {
@@ -106,10 +111,8 @@ export function createProcessors(ctx: ProcessorContext): Processors {
       return { deliveries };
     },
     send: async (job, log) => {
-      const send = ctx.send;
-      if (!send) throw new Error('this process does not run the send role');
       const finalAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      const { outcomes, unreachable } = await sendEach(send, sendJobDeliveries(job.data), finalAttempt, log);
+      const { outcomes, unreachable, sent } = await sendEach(sendJobDeliveries(job.data), finalAttempt, log);
       if (unreachable !== undefined && ctx.sendPause) {
         // Back to the queue without spending an attempt; no sender takes a job until the pause ends.
         // When it runs again, what this run sent is sent already and is not claimed again.
@@ -123,7 +126,6 @@ export function createProcessors(ctx: ProcessorContext): Processors {
       const transient = failures.find((outcome) => !outcome.permanent);
       if (transient) throw new Error(transient.error);
       if (failures.length && failures.length === outcomes.length) throw new UnrecoverableError(failures[0]!.error);
-      const sent = outcomes.filter((outcome) => outcome?.status === 'sent').length;
       return outcomes.length === 1 ? outcomes[0] : { sent, outcomes: outcomes.map((outcome) => outcome?.status ?? 'waiting') };
     },
   };
@@ -134,11 +136,9 @@ export function createProcessors(ctx: ProcessorContext): Processors {
    * an unreachable server's waiting deliveries to jobs, with the queue paused, as a job's would be;
    * and once `stopping` (the process shutting down), those not started yet to jobs, for the next process.
    */
-  const sendInProcess = async (deliveryIds: readonly string[], log: Logger, stopping?: () => boolean): Promise<void> => {
-    const send = ctx.send;
-    if (!send) throw new Error('this process does not run the send role');
+  const sendInProcess = async (deliveryIds: readonly string[], log: Logger, stopping: () => boolean): Promise<void> => {
     const queues = ctx.pipeline.queues;
-    const { outcomes, unreachable } = await sendEach(send, deliveryIds, queues.sendPolicy.attempts <= 1, log, stopping);
+    const { outcomes, unreachable } = await sendEach(deliveryIds, queues.sendPolicy.attempts <= 1, log, stopping);
     const waiting = deliveryIds.filter((_, i) => {
       const outcome = outcomes[i];
       return outcome === undefined || (outcome.status === 'failed' && outcome.unavailable === true);

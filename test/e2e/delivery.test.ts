@@ -1,6 +1,7 @@
-import { describe, expect, it, vi } from 'vitest';
-import { makeEvent, usePipeline } from '../support/pipeline';
-import type { ReceivedMail } from '../support/smtp';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { makeEvent, startPipeline, usePipeline, type PipelineHarness } from '../support/pipeline';
+import { startRelay, type TcpRelay } from '../support/relay';
+import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from '../support/smtp';
 import { waitUntilSettled } from '../support/wait';
 
 const RULES = '/v1/platform/notification-rules';
@@ -302,5 +303,50 @@ describe('SMTP failures', () => {
     const sent = await deliveryOf(member.email, 'sent');
     expect(sent.attempts).toBe(2);
     expect((await t.p.admin('POST', `/admin/v1/deliveries/${row.id}/retry`)).statusCode).toBe(409);
+  });
+});
+
+describe('the SMTP server away when the process that made a delivery tries it, without a job', () => {
+  let smtp: TestSmtpServer;
+  let relay: TcpRelay;
+  let p: PipelineHarness;
+
+  beforeAll(async () => {
+    smtp = await startSmtpServer();
+    relay = await startRelay({ host: '127.0.0.1', port: smtp.port });
+    p = await startPipeline({ ...smtp, url: `smtp://127.0.0.1:${relay.port}` }, { MAIL_OUTAGE_MAX_PAUSE_MS: '1000' });
+  });
+  afterAll(async () => {
+    await p?.stop();
+    await relay?.close();
+    await smtp?.close();
+  });
+
+  it('spends no attempt, hands the delivery to a send job with mail paused, and the job sends it once the server is back', async () => {
+    const org = await p.createOrg();
+    const member = org.members[0]!;
+    await p.createRule(org.key, { name: 'While away', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
+    await relay.cut();
+    expect((await p.ingest({ events: [makeEvent(org.id)] })).statusCode).toBe(202);
+    const queues = p.process.deps.queues;
+    const delivery = await vi.waitFor(async () => {
+      const { rows } = await p.db.pool.query<{ id: string; status: string; attempts: number; last_error: string | null }>(
+        `SELECT id, status, attempts, last_error FROM deliveries WHERE email = $1`, [member.email]);
+      expect(rows[0]?.last_error, 'the first attempt').toBeTruthy();
+      return rows[0]!;
+    }, { timeout: 10_000, interval: 25 });
+    expect(delivery).toMatchObject({ status: 'pending', attempts: 0 });
+    // The delivery waits in a job of the paused send queue, not in the process that tried it.
+    await vi.waitFor(async () => expect(await queues.send.getJob(`send.${delivery.id}`)).toBeTruthy(), { timeout: 5000, interval: 25 });
+    expect(await queues.send.getRateLimitTtl()).toBeGreaterThan(0);
+    expect(smtp.received).toHaveLength(0);
+
+    await relay.restore();
+    await vi.waitFor(async () => {
+      const { rows } = await p.db.pool.query(`SELECT status, attempts FROM deliveries WHERE id = $1`, [delivery.id]);
+      expect(rows[0]).toEqual({ status: 'sent', attempts: 1 });
+    }, { timeout: 15_000, interval: 50 });
+    await waitUntilSettled(p.db);
+    expect(smtp.received.filter((mail) => mail.to.includes(member.email))).toHaveLength(1);
   });
 });

@@ -33,6 +33,8 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
     expect(mail!.text).toContain('Port 3389 (RDP) open on mail.example.com');
     expect(mail!.html.replaceAll('&#x2F;', '/')).toMatch(/href="https:\/\/platform\.example\.com\/findings\/1"/);
     expect(mail!.messageId).toMatch(/^<[0-9a-f-]{36}@notify\.test>$/);
+    // The server has accepted the e-mail; recording it as sent follows that accept.
+    await waitUntilSettled(t.p.db);
     const { rows } = await t.p.db.pool.query(`SELECT status, attempts, message_id, sent_at FROM deliveries WHERE email = $1`, [member.email]);
     expect(rows).toEqual([expect.objectContaining({ status: 'sent', attempts: 1, message_id: mail!.messageId })]);
   });
@@ -63,6 +65,7 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
     const [mail] = await waitForMails(member.email, 1);
     expect(mail!.html).toContain('sent here');
     // Completed send jobs are kept an hour: none was added for this e-mail.
+    await waitUntilSettled(t.p.db);
     expect(await queue.getJobCounts('waiting', 'active', 'completed', 'failed', 'delayed')).toEqual(before);
     const { rows } = await t.p.db.pool.query(`SELECT status, attempts FROM deliveries WHERE email = $1`, [member.email]);
     expect(rows).toEqual([{ status: 'sent', attempts: 1 }]);

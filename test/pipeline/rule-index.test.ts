@@ -38,6 +38,37 @@ describe('the match stage rule index', () => {
     expect(rules.filter((r) => r.matches(event)).map((r) => r.id)).toEqual([plain]);
   });
 
+  it('compiles each distinct strategy once, for every rule that has it, across reloads', async () => {
+    const shared = randomUUID();
+    await db.pool.query(`INSERT INTO organizations (id, name, timezone) VALUES ($1, 's', 'Asia/Tokyo')`, [shared]);
+    const high = { must: [{ name: 'severity', type: 'gte', value: 'high' }], should: [], must_not: [] };
+    const a = await rule(shared, { strategy: high, frequency: 'daily' });
+    // The same strategy, its keys in another order: PostgreSQL prints both alike.
+    const b = await rule(shared, { strategy: { must_not: [], should: [], must: [{ value: 'high', type: 'gte', name: 'severity' }] }, frequency: 'daily' });
+    const c = await rule(shared, { strategy: { ...high, must: [{ name: 'severity', type: 'eq', value: 'low' }] }, frequency: 'daily' });
+    const index = new RuleIndex();
+    await index.loadAll(db);
+    const byId = new Map(index.rulesFor(shared, 'asset_dns_changed').map((r) => [r.id, r]));
+    expect(byId.get(a)!.matches).toBe(byId.get(b)!.matches);
+    expect(byId.get(c)!.matches).not.toBe(byId.get(a)!.matches);
+    expect(byId.get(a)!.matches({ severity: 'critical' })).toBe(true);
+    expect(byId.get(c)!.matches({ severity: 'critical' })).toBe(false);
+    // No member subscribed: the organization's zone, one list for every such rule.
+    expect(byId.get(a)!.memberZones).toEqual(['Asia/Tokyo']);
+    expect(byId.get(a)!.memberZones).toBe(byId.get(c)!.memberZones);
+
+    // A full reload keeps the predicates still in use; a rule added since shares them too.
+    const d = await rule(shared, { strategy: high, frequency: 'daily' });
+    await index.loadAll(db);
+    const reloaded = new Map(index.rulesFor(shared, 'asset_dns_changed').map((r) => [r.id, r]));
+    expect(reloaded.get(a)!.matches).toBe(byId.get(a)!.matches);
+    expect(reloaded.get(d)!.matches).toBe(byId.get(a)!.matches);
+    // As does a rule an announced change brings in.
+    const e = await rule(shared, { strategy: high, frequency: 'daily' });
+    await index.refresh(db, { ruleIds: [e] });
+    expect(index.rulesFor(shared, 'asset_dns_changed').find((r) => r.id === e)!.matches).toBe(byId.get(a)!.matches);
+  });
+
   it('follows announced changes of rules and organizations, and a full resync catches the rest', async () => {
     const index = new RuleIndex();
     await index.loadAll(db);

@@ -1,4 +1,4 @@
-import type { Filters, Frequency, Scope } from '@notify/core';
+import type { Frequency, Scope } from '@notify/core';
 import { poolOf, type DatabaseHandle } from '../client';
 
 /** An enabled rule with what matching needs: its strategy and its schedule. */
@@ -6,7 +6,11 @@ export interface EnabledRule {
   id: string;
   organization_id: string;
   scope: Scope;
-  strategy: Filters | null;
+  /**
+   * Its strategy as PostgreSQL prints jsonb (keys in one order, one spacing), so equal strategies
+   * are equal texts and the index compiles each once; null without one.
+   */
+  strategy: string | null;
   frequency: Frequency;
   delivery_hour: number | null;
   delivery_day_of_week: number | null;
@@ -17,7 +21,7 @@ export interface EnabledRule {
 }
 
 const SELECT_RULES = `
-  SELECT r.id, r.organization_id, r.scope, r.strategy, r.frequency, r.delivery_hour, r.delivery_day_of_week, r.renotify_after_hours, o.timezone,
+  SELECT r.id, r.organization_id, r.scope, r.strategy::text AS strategy, r.frequency, r.delivery_hour, r.delivery_day_of_week, r.renotify_after_hours, o.timezone,
          CASE WHEN r.frequency IN ('daily', 'weekly', 'monthly') THEN ARRAY(
            SELECT DISTINCT COALESCE(t.timezone, o.timezone)::text
              FROM notification_rule_members rm JOIN team_members t ON t.id = rm.team_member_id

@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { compileFilters, type Frequency, type MatchableEvent, type Predicate, type Scope } from '@notify/core';
+import { compileFilters, type Filters, type Frequency, type MatchableEvent, type Predicate, type Scope } from '@notify/core';
 import { loadEnabledRules, loadSilences, type DatabaseHandle, type EnabledRule } from '@notify/db';
 import { silencesByOrganization, type IndexedSilence, type SilenceSet } from './silence-set';
 
@@ -36,22 +36,74 @@ export interface IndexedRule {
 
 const MATCH_ALL: Predicate = () => true;
 
-function toIndexed(row: EnabledRule): IndexedRule {
-  const empty = !row.strategy || (row.strategy.must.length === 0 && row.strategy.should.length === 0 && row.strategy.must_not.length === 0);
-  return {
-    id: row.id,
-    organizationId: row.organization_id,
-    scope: row.scope,
-    frequency: row.frequency,
-    deliveryHour: row.delivery_hour,
-    deliveryDayOfWeek: row.delivery_day_of_week,
-    renotifyAfterHours: row.renotify_after_hours,
-    timeZone: row.timezone,
-    memberZones: row.frequency === 'instant' || row.frequency === 'hourly' ? [] : row.member_zones.length ? row.member_zones : [row.timezone],
-    // Most rules have no strategy: they share one predicate instead of a closure each.
-    matches: empty ? MATCH_ALL : compileFilters(row.strategy),
-  };
+/**
+ * What rules share, held once: the strings PostgreSQL returns afresh in every row (an
+ * organization's id across its rules, scope, frequency, time zones), a digest rule's member zones,
+ * and the compiled predicate of each distinct strategy text. With 100,000 rules these copies were
+ * over half of the index's heap. A full load starts a new one (taking over from the last what is
+ * still in use), so what removed rules alone held goes with the old one.
+ */
+class Shared {
+  private readonly strings = new Map<string, string>();
+  private readonly zoneLists = new Map<string, readonly string[]>();
+  private readonly predicates = new Map<string, Predicate>();
+
+  /** The last full load's, while this one is built from a new load; dropped once it is. */
+  constructor(private previous?: Shared) {}
+
+  /** The load is over: what the last one held and this one took over is here now. */
+  settle(): this {
+    this.previous = undefined;
+    return this;
+  }
+
+  string<T extends string>(value: T): T {
+    const held = this.strings.get(value);
+    if (held !== undefined) return held as T;
+    this.strings.set(value, value);
+    return value;
+  }
+
+  zones(zones: readonly string[]): readonly string[] {
+    const key = zones.join('\n');
+    let held = this.zoneLists.get(key);
+    if (!held) {
+      held = Object.freeze(zones.map((zone) => this.string(zone)));
+      this.zoneLists.set(key, held);
+    }
+    return held;
+  }
+
+  /** A strategy's predicate, compiled once per distinct text (jsonb's canonical print). */
+  predicate(strategy: string | null): Predicate {
+    if (strategy === null) return MATCH_ALL;
+    let held = this.predicates.get(strategy);
+    if (!held) {
+      held = this.previous?.predicates.get(strategy) ?? compileFilters(JSON.parse(strategy) as Filters);
+      this.predicates.set(strategy, held);
+    }
+    return held;
+  }
+
+  index(row: EnabledRule): IndexedRule {
+    const timeZone = this.string(row.timezone);
+    return {
+      id: row.id,
+      organizationId: this.string(row.organization_id),
+      scope: this.string(row.scope),
+      frequency: this.string(row.frequency),
+      deliveryHour: row.delivery_hour,
+      deliveryDayOfWeek: row.delivery_day_of_week,
+      renotifyAfterHours: row.renotify_after_hours,
+      timeZone,
+      memberZones: row.frequency === 'instant' || row.frequency === 'hourly' ? NO_ZONES : this.zones(row.member_zones.length ? row.member_zones : [timeZone]),
+      // Most rules have no strategy: they share one predicate; the others, one per distinct strategy.
+      matches: this.predicate(row.strategy),
+    };
+  }
 }
+
+const NO_ZONES: readonly string[] = Object.freeze([]);
 
 const keyOf = (organizationId: string, scope: string) => `${organizationId}|${scope}`;
 
@@ -64,6 +116,7 @@ export class RuleIndex {
   private byId = new Map<string, IndexedRule>();
   /** Unexpired silences by organization (few: SILENCE_LIMITS bounds them). */
   private silences = new Map<string, SilenceSet>();
+  private shared = new Shared();
 
   get size(): number {
     return this.byId.size;
@@ -118,10 +171,11 @@ export class RuleIndex {
   async loadAll(db: DatabaseHandle): Promise<void> {
     const [rows, silences] = await Promise.all([loadEnabledRules(db), loadSilences(db)]);
     this.silences = silencesByOrganization(silences);
+    const shared = new Shared(this.shared);
     const byKey = new Map<string, IndexedRule[]>();
     const byId = new Map<string, IndexedRule>();
     for (const row of rows) {
-      const rule = toIndexed(row);
+      const rule = shared.index(row);
       byId.set(rule.id, rule);
       const key = keyOf(rule.organizationId, rule.scope);
       const list = byKey.get(key);
@@ -130,6 +184,7 @@ export class RuleIndex {
     }
     this.byKey = byKey;
     this.byId = byId;
+    this.shared = shared.settle();
   }
 
   /**
@@ -153,7 +208,7 @@ export class RuleIndex {
     const stale = new Set(ruleIds);
     for (const rule of this.byId.values()) if (organizationIds.includes(rule.organizationId)) stale.add(rule.id);
     for (const id of stale) this.remove(id);
-    for (const row of rows) this.add(toIndexed(row));
+    for (const row of rows) this.add(this.shared.index(row));
   }
 
   private add(rule: IndexedRule): void {

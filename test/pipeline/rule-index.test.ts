@@ -51,8 +51,8 @@ describe('the match stage rule index', () => {
     const byId = new Map(index.rulesFor(shared, 'asset_dns_changed').map((r) => [r.id, r]));
     expect(byId.get(a)!.matches).toBe(byId.get(b)!.matches);
     expect(byId.get(c)!.matches).not.toBe(byId.get(a)!.matches);
-    expect(byId.get(a)!.matches({ severity: 'critical' })).toBe(true);
-    expect(byId.get(c)!.matches({ severity: 'critical' })).toBe(false);
+    expect(byId.get(a)!.matches({ asset: 'a.example', severity: 'critical' })).toBe(true);
+    expect(byId.get(c)!.matches({ asset: 'a.example', severity: 'critical' })).toBe(false);
     // No member subscribed: the organization's zone, one list for every such rule.
     expect(byId.get(a)!.memberZones).toEqual(['Asia/Tokyo']);
     expect(byId.get(a)!.memberZones).toBe(byId.get(c)!.memberZones);
@@ -90,6 +90,51 @@ describe('the match stage rule index', () => {
     expect(index.has(silent)).toBe(false);
     await index.loadAll(db);
     expect(index.has(silent)).toBe(true);
+  });
+
+  it('reads every enabled rule however many pages they take', async () => {
+    const big = randomUUID();
+    await db.pool.query(`INSERT INTO organizations (id, name, timezone) VALUES ($1, 'big', 'UTC')`, [big]);
+    await db.pool.query(
+      `INSERT INTO notification_rules (id, organization_id, name, scope, frequency, enabled)
+       SELECT gen_random_uuid(), $1, 'r', 'new_asset_added', 'instant', i % 7 <> 0 FROM generate_series(1, 12001) AS i`,
+      [big],
+    );
+    const index = new RuleIndex();
+    await index.loadAll(db);
+    const { rows } = await db.pool.query<{ id: string }>(`SELECT id FROM notification_rules WHERE organization_id = $1 AND enabled ORDER BY id`, [big]);
+    expect(index.rulesFor(big, 'new_asset_added').map((r) => r.id)).toEqual(rows.map((row) => row.id));
+  });
+
+  it('applies again, once a full load is in place, the changes announced while it read', async () => {
+    const index = new RuleIndex();
+    const disabled = await rule(org, { scope: 'new_open_port_detected' });
+    // The load reads its first page, then waits until the changes below are made and announced.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let read = false;
+    const pool = new Proxy(db.pool, {
+      get(target, property, receiver) {
+        if (property !== 'query') return Reflect.get(target, property, receiver) as unknown;
+        return async (...args: Parameters<typeof target.query>) => {
+          const result = await (target.query as (...a: unknown[]) => Promise<unknown>)(...args);
+          if (!read && String(args[0]).includes('ORDER BY r.id LIMIT')) {
+            read = true;
+            await gate;
+          }
+          return result;
+        };
+      },
+    });
+    const loading = index.loadAll({ ...db, pool } as typeof db);
+    await expect.poll(() => read).toBe(true);
+    await db.pool.query('UPDATE notification_rules SET enabled = false WHERE id = $1', [disabled]);
+    const added = await rule(org, { scope: 'new_open_port_detected' });
+    await index.refresh(db, { ruleIds: [disabled, added] });
+    release();
+    await loading;
+    expect(index.has(disabled)).toBe(false);
+    expect(index.has(added)).toBe(true);
   });
 
   it("gives the event loop turns while evaluating one organization's costliest rules, and finds the same matches", async () => {

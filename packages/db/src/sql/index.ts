@@ -8,7 +8,7 @@
 export { existingOrganizationIds } from './existing-organization-ids';
 export { storeEvents, type StoredEvent } from './store-events';
 // match
-export { loadEnabledRules, type EnabledRule } from './load-enabled-rules';
+export { loadEnabledRules, loadEnabledRulesAfter, type EnabledRule } from './load-enabled-rules';
 export { lockUnmatchedEvents, type UnmatchedEvent } from './lock-unmatched-events';
 export { openCoalescingWindows, type CoalescingWindow } from './open-coalescing-windows';
 export { recordMatches, type NewMatch } from './record-matches';

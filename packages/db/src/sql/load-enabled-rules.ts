@@ -30,13 +30,17 @@ const SELECT_RULES = `
     FROM notification_rules r JOIN organizations o ON o.id = r.organization_id
    WHERE r.enabled`;
 
+/** The enabled ones among the named rules and the rules of the named organizations. */
+export async function loadEnabledRules(db: DatabaseHandle, only: { ruleIds: readonly string[]; organizationIds: readonly string[] }): Promise<EnabledRule[]> {
+  const { rows } = await poolOf(db).query<EnabledRule>(`${SELECT_RULES} AND (r.id = ANY($1::uuid[]) OR r.organization_id = ANY($2::uuid[]))`, [only.ruleIds, only.organizationIds]);
+  return rows;
+}
+
 /**
- * Every enabled rule, or, with `only`, the enabled ones among the named rules and the rules of
- * the named organizations.
+ * Every enabled rule, a page at a time: those after `afterId` in id order, at most `limit`. A
+ * full load holds one page's rows at a time rather than every rule's.
  */
-export async function loadEnabledRules(db: DatabaseHandle, only?: { ruleIds: readonly string[]; organizationIds: readonly string[] }): Promise<EnabledRule[]> {
-  const pool = poolOf(db);
-  if (!only) return (await pool.query<EnabledRule>(SELECT_RULES)).rows;
-  const { rows } = await pool.query<EnabledRule>(`${SELECT_RULES} AND (r.id = ANY($1::uuid[]) OR r.organization_id = ANY($2::uuid[]))`, [only.ruleIds, only.organizationIds]);
+export async function loadEnabledRulesAfter(db: DatabaseHandle, afterId: string | null, limit: number): Promise<EnabledRule[]> {
+  const { rows } = await poolOf(db).query<EnabledRule>(`${SELECT_RULES} AND ($1::uuid IS NULL OR r.id > $1::uuid) ORDER BY r.id LIMIT $2`, [afterId, limit]);
   return rows;
 }

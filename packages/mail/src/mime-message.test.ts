@@ -1,6 +1,8 @@
+import fc from 'fast-check';
 import { simpleParser } from 'mailparser';
+import { encode as qpEncode, wrap as qpWrap } from 'nodemailer/lib/qp';
 import { describe, expect, it } from 'vitest';
-import { composeMessage } from './mime-message';
+import { composeMessage, quotedPrintable } from './mime-message';
 import type { OutgoingMail } from './outgoing-mail';
 import { PermanentMailError } from './send-errors';
 
@@ -100,5 +102,34 @@ describe('composeMessage', () => {
   it('checks the mail first: a recipient with a header in it never reaches the message', () => {
     expect(() => composeMessage(mail({ to: 'soc@acme.example\r\nBcc: x@evil.example' }))).toThrow(PermanentMailError);
     expect(() => composeMessage(mail({ list: { id: 'rule.acme.example', name: 'r', unsubscribeUrl: `https://x.example/${'a'.repeat(980)}` } }))).toThrow(PermanentMailError);
+  });
+});
+
+describe('quotedPrintable', () => {
+  const nodemailers = (body: string) => qpWrap(qpEncode(Buffer.from(body.replace(/\r\n|\r|\n/g, '\r\n'), 'utf8')), 76);
+  // Lines around the lengths where wrap changes its mind (74, 75, 76, 77), of the characters that
+  // change what it does: "=", spaces and tabs (at a line's end), dots and commas (soft breaks),
+  // beyond ASCII of two to four bytes.
+  const character = fc.constantFrom('a', 'b', ' ', '\t', '=', '.', ',', '·', 'é', '😀', '-', 'Z');
+  const line = fc.oneof(
+    fc.array(character, { maxLength: 12 }).map((chars) => chars.join('')),
+    fc.tuple(fc.integer({ min: 60, max: 160 }), fc.array(character, { maxLength: 4 })).map(([n, tail]) => 'x'.repeat(n) + tail.join('')),
+    fc.tuple(fc.integer({ min: 0, max: 80 }), character).map(([n, c]) => `${'word '.repeat(n).slice(0, n)}${c}`),
+  );
+  const ending = fc.constantFrom('\n', '\r\n', '\r');
+
+  it("writes the bytes nodemailer's encode and wrap make of the whole body", () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(line, ending), { maxLength: 30 }), fc.option(line), (lines, last) => {
+        const body = lines.map(([text, end]) => text + end).join('') + (last ?? '');
+        expect(quotedPrintable(body)).toBe(nodemailers(body));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('writes short ASCII lines as they are and encodes the others', () => {
+    const body = `Acme · Daily digest\nPort 3389 open\n${'x'.repeat(80)}\nsize=3\n\n`;
+    expect(quotedPrintable(body)).toBe(`Acme =C2=B7 Daily digest\r\nPort 3389 open\r\n${'x'.repeat(75)}=\r\n${'x'.repeat(5)}\r\nsize=3D3\r\n\r\n`);
   });
 });

@@ -50,9 +50,43 @@ export function sevenBitBody(body: string): string | null {
   return crs === lines ? body : null;
 }
 
-/** A body that cannot go 7bit, as quoted-printable: UTF-8 bytes, CRLF hard breaks, lines of 76 at most. */
-function quotedPrintable(body: string): string {
-  return qpWrap(qpEncode(Buffer.from(body.replace(/\r\n|\r|\n/g, '\r\n'), 'utf8')), 76);
+/**
+ * A line quoted-printable writes as it is, its CRLF after it: printable ASCII but "=", no space or
+ * tab at its end (those are encoded), and short enough that nodemailer's wrap, which looks 76
+ * characters ahead, sees its CRLF (74 and the break).
+ */
+const QP_AS_IS = /^(?:[\x20-\x3c\x3e-\x7e]{0,73}[\x21-\x3c\x3e-\x7e])?$/;
+
+/** nodemailer's quoted-printable: encoded, then soft-wrapped to lines of 76. */
+const nodemailerQuotedPrintable = (text: string): string => qpWrap(qpEncode(Buffer.from(text, 'utf8')), 76);
+
+/**
+ * A body that cannot go 7bit, as quoted-printable: UTF-8 bytes, CRLF hard breaks, lines of 76 at
+ * most; the bytes nodemailer's encode and wrap make of the whole body. Only the lines that need it
+ * go through them: a text part is mostly short ASCII lines, and a few "·" made nodemailer's byte
+ * loop run over all of it (held to nodemailer's output by a property test in mime-message.test.ts).
+ */
+export function quotedPrintable(body: string): string {
+  const text = body.replace(/\r\n|\r|\n/g, '\r\n');
+  const lines = text.split('\r\n');
+  // A last line without its CRLF would be wrapped against the end of the body: rare (the
+  // templates end in a line break), so the body goes whole then.
+  if (lines[lines.length - 1] !== '' || text.length <= 76) return nodemailerQuotedPrintable(text);
+  let out = '';
+  let from = -1;
+  for (let i = 0; i < lines.length - 1; i++) {
+    if (!QP_AS_IS.test(lines[i]!)) {
+      if (from < 0) from = i;
+      continue;
+    }
+    // The run of lines before this one that needed encoding, with their CRLFs: wrap reads one line's
+    // CRLF before the next line, so a run encodes alone as it would within the body.
+    if (from >= 0) out += nodemailerQuotedPrintable(lines.slice(from, i).join('\r\n') + '\r\n');
+    from = -1;
+    out += lines[i] + '\r\n';
+  }
+  if (from >= 0) out += nodemailerQuotedPrintable(lines.slice(from, lines.length - 1).join('\r\n') + '\r\n');
+  return out;
 }
 
 /** One part of the multipart/alternative body: its headers, a blank line, the encoded content. */

@@ -1,7 +1,6 @@
 import { Readable } from 'node:stream';
-import nodemailer from 'nodemailer';
 import DKIM from 'nodemailer/lib/dkim';
-import type SMTPPool from 'nodemailer/lib/smtp-pool';
+import SMTPPool from 'nodemailer/lib/smtp-pool';
 import type { MailTransport, OutgoingMail, SendResult } from './outgoing-mail';
 import { installFastDotStuffing } from './dot-stuffing';
 import { composeMessage } from './mime-message';
@@ -54,26 +53,22 @@ export function readSmtpUrl(smtpUrl: string): SmtpUrlSettings {
 
 /**
  * A pooled transport: servers commonly delay their greeting (smtp-server waits 100 ms to catch
- * clients that talk too early), so reusing open connections is what keeps throughput up.
+ * clients that talk too early), so reusing open connections is what keeps throughput up. It is
+ * nodemailer's SMTP pool without its Mail layer (see poolMessage): messages come composed.
  */
 export function createSmtpTransport(options: SmtpTransportOptions): MailTransport {
   const timeout = options.timeoutsMs ?? 30_000;
   const { url, requireTLS } = readSmtpUrl(options.smtpUrl);
-  const transporter = nodemailer.createTransport({
+  const pool = new SMTPPool({
     url,
     requireTLS,
-    pool: true,
     maxConnections: options.maxConnections ?? 5,
     // Keep pooled connections for good: each new one costs the server's greeting delay.
     maxMessages: Infinity,
     connectionTimeout: timeout,
     greetingTimeout: timeout,
     socketTimeout: timeout,
-    disableFileAccess: true,
-    disableUrlAccess: true,
   });
-
-  const pool = transporter.transporter as unknown as SMTPPool;
   const dkim = options.dkim ? new DKIM({ ...options.dkim, headerFieldNames: DKIM_SIGNED_HEADERS }) : null;
 
   return {
@@ -91,13 +86,13 @@ export function createSmtpTransport(options: SmtpTransportOptions): MailTranspor
     },
     async verify(): Promise<void> {
       try {
-        await transporter.verify();
+        await pool.verify();
       } catch (error) {
         throw toMailError(error);
       }
     },
     async close(): Promise<void> {
-      transporter.close();
+      pool.close();
     },
   };
 }

@@ -31,7 +31,10 @@ describe('digests fall due by the clock, in the organization time zone', () => {
 
   beforeAll(async () => {
     smtp = await startSmtpServer();
-    p = await startPipeline(smtp, {}, { now: () => new Date(clock) });
+    // The clock below runs up to an hour ahead of PostgreSQL's, by which the reconciler would take a
+    // delivery being sent for one long overdue and ask for it again (a job, skipped as being sent
+    // here): it must not run during this test, which counts jobs.
+    p = await startPipeline(smtp, { RECONCILE_INTERVAL_MS: '3600000' }, { now: () => new Date(clock) });
   });
   afterAll(async () => {
     await p.stop();

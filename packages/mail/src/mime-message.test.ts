@@ -109,8 +109,8 @@ describe('quotedPrintable', () => {
   const nodemailers = (body: string) => qpWrap(qpEncode(Buffer.from(body.replace(/\r\n|\r|\n/g, '\r\n'), 'utf8')), 76);
   // Lines around the lengths where wrap changes its mind (74, 75, 76, 77), of the characters that
   // change what it does: "=", spaces and tabs (at a line's end), dots and commas (soft breaks),
-  // beyond ASCII of two to four bytes.
-  const character = fc.constantFrom('a', 'b', ' ', '\t', '=', '.', ',', '·', 'é', '😀', '-', 'Z');
+  // beyond ASCII of two to four bytes, control characters, a lone surrogate.
+  const character = fc.constantFrom('a', 'b', ' ', '\t', '=', '.', ',', '·', 'é', '😀', '-', 'Z', '\x01', '\x7f', '\ud83d', '•');
   const line = fc.oneof(
     fc.array(character, { maxLength: 12 }).map((chars) => chars.join('')),
     fc.tuple(fc.integer({ min: 60, max: 160 }), fc.array(character, { maxLength: 4 })).map(([n, tail]) => 'x'.repeat(n) + tail.join('')),

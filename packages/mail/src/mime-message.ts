@@ -61,10 +61,46 @@ const QP_AS_IS = /^(?:[\x20-\x3c\x3e-\x7e]{0,73}[\x21-\x3c\x3e-\x7e])?$/;
 const nodemailerQuotedPrintable = (text: string): string => qpWrap(qpEncode(Buffer.from(text, 'utf8')), 76);
 
 /**
+ * A line (no CR or LF in it) as nodemailer's encode writes it followed by a CRLF: printable ASCII
+ * but "=" as it is; "=", a control character and every byte of a character beyond ASCII as =XX;
+ * a space or tab that ends the line as =XX too.
+ */
+function quotedPrintableLine(line: string): string {
+  let out = '';
+  let literalFrom = 0;
+  const last = line.length - 1;
+  for (let i = 0; i <= last; i++) {
+    const code = line.charCodeAt(i);
+    if ((code >= 0x21 && code <= 0x7e && code !== 0x3d) || ((code === 0x20 || code === 0x09) && i < last)) continue;
+    out += line.slice(literalFrom, i);
+    if (code < 0x80) {
+      out += HEX_BYTES[code];
+      literalFrom = i + 1;
+      continue;
+    }
+    // A run of characters beyond ASCII: a surrogate pair stays whole (a lone surrogate is written
+    // as U+FFFD, as Buffer.from writes it for nodemailer).
+    let end = i + 1;
+    while (end <= last && line.charCodeAt(end) >= 0x80) end++;
+    for (const byte of Buffer.from(line.slice(i, end), 'utf8')) out += HEX_BYTES[byte];
+    i = end - 1;
+    literalFrom = end;
+  }
+  return out + line.slice(literalFrom);
+}
+
+/** Each byte value's =XX. */
+const HEX_BYTES = Array.from({ length: 256 }, (_, byte) => `=${byte.toString(16).toUpperCase().padStart(2, '0')}`);
+
+/**
  * A body that cannot go 7bit, as quoted-printable: UTF-8 bytes, CRLF hard breaks, lines of 76 at
- * most; the bytes nodemailer's encode and wrap make of the whole body. Only the lines that need it
- * go through them: a text part is mostly short ASCII lines, and a few "·" made nodemailer's byte
- * loop run over all of it (held to nodemailer's output by a property test in mime-message.test.ts).
+ * most; the bytes nodemailer's encode and wrap make of the whole body (held to them by a property
+ * test in mime-message.test.ts). Line by line: wrap starts afresh after every CRLF (a piece it cuts
+ * ends at the first CRLF in it), and encode looks no further ahead than the next byte, so a line
+ * encoded here and wrapped alone comes out as within the body; a line of 74 or fewer after encoding
+ * is left as it is by wrap, which looks 76 characters ahead and sees its CRLF. A text part is mostly
+ * short lines, as they are or with a "·" or "•" in them: nodemailer's byte loop over all of it, for
+ * a few such characters, cost a Buffer, a scan and a string each time.
  */
 export function quotedPrintable(body: string): string {
   const text = body.replace(/\r\n|\r|\n/g, '\r\n');
@@ -73,19 +109,11 @@ export function quotedPrintable(body: string): string {
   // templates end in a line break), so the body goes whole then.
   if (lines[lines.length - 1] !== '' || text.length <= 76) return nodemailerQuotedPrintable(text);
   let out = '';
-  let from = -1;
   for (let i = 0; i < lines.length - 1; i++) {
-    if (!QP_AS_IS.test(lines[i]!)) {
-      if (from < 0) from = i;
-      continue;
-    }
-    // The run of lines before this one that needed encoding, with their CRLFs: wrap reads one line's
-    // CRLF before the next line, so a run encodes alone as it would within the body.
-    if (from >= 0) out += nodemailerQuotedPrintable(lines.slice(from, i).join('\r\n') + '\r\n');
-    from = -1;
-    out += lines[i] + '\r\n';
+    const line = lines[i]!;
+    const encoded = QP_AS_IS.test(line) ? line : quotedPrintableLine(line);
+    out += encoded.length <= 74 ? `${encoded}\r\n` : qpWrap(`${encoded}\r\n`, 76);
   }
-  if (from >= 0) out += nodemailerQuotedPrintable(lines.slice(from, lines.length - 1).join('\r\n') + '\r\n');
   return out;
 }
 

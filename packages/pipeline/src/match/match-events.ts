@@ -1,5 +1,5 @@
 import { findingKey, periodKeys, type MatchableEvent } from '@notify/core';
-import { countSilenced, lockUnmatchedEvents, noticeFindings, openCoalescingWindows, recordMatches, withTransaction, type Finding, type NewMatch, type Transaction, type UnmatchedEvent } from '@notify/db';
+import { choosePlansAgain, countSilenced, lockUnmatchedEvents, noticeFindings, openCoalescingWindows, recordMatches, withTransaction, type Finding, type NewMatch, type Transaction, type UnmatchedEvent } from '@notify/db';
 import type { PipelineContext } from '../context';
 import type { IndexedRule, RuleIndex } from '../rules/rule-index';
 import { deliverInTransaction } from '../deliver/deliver';
@@ -86,6 +86,9 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
   if (!pairs.length) return { events: 0, matches: 0, silenced: 0, immediate: 0 };
   const now = ctx.now();
   const rulesById = new Map<string, IndexedRule>();
+  // Kept plans (genericPlans) up to the deliveries: the statements before find their rows by ids and
+  // keys, and planning them afresh (PostgreSQL's choice for a call of one or two events, their arrays
+  // of one looking cheaper than a kept plan's estimate of ten) cost more than running them.
   const { created, silenced, deliveryIds, eventCount } = await withTransaction(ctx.db, async (tx) => {
     // Row locks keep two match jobs that got the same events from matching them twice.
     const events = await lockUnmatchedEvents(tx, pairs);
@@ -171,9 +174,11 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
     // An instant rule's first match goes out now, in this transaction, rather than
     // at the schedule stage's next tick.
     const immediate = [...new Map(created.filter((m) => m.dueAt.getTime() <= now.getTime()).map((m) => [`${m.ruleId}|${m.periodKey}`, m])).values()];
+    // The deliveries statement reads matches by rule and period: its plan is chosen per call.
+    if (immediate.length) await choosePlansAgain(tx);
     const deliveries = await deliverInTransaction(tx, immediate.map((m) => ({ ruleId: m.ruleId, periodKey: m.periodKey })), now);
     return { created, silenced, deliveryIds: deliveries.map((delivery) => delivery.id), eventCount: events.length };
-  });
+  }, { genericPlans: true });
 
   if (ctx.metrics && created.length) {
     const counts = new Map<string, { scope: string; frequency: string; count: number }>();

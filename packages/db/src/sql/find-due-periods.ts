@@ -1,14 +1,28 @@
 import { poolOf, type DatabaseHandle } from '../client';
 
-/** The (rule, period) pairs whose pending matches are due at `now`, longest due first, at most `limit`. */
+/** The most matches a call reads per period it may return: a call stops reading there. */
+const MATCHES_READ_PER_PERIOD = 10;
+
+/**
+ * The (rule, period) pairs whose pending matches are due at `now`, longest due first, at most
+ * `limit`. It reads the due matches in order of due time and no further than `limit` times
+ * MATCHES_READ_PER_PERIOD of them, rather than grouping every due match on every tick (the 09:00
+ * wave's 100,000: 42-44 ms a call, 3,800 buffer hits; reading 25,000 of them, 21-25 ms and 1,100),
+ * so a tick costs the same whatever the backlog. A pair's first match read is its earliest, so the
+ * order holds; periods of many matches make a call return fewer pairs (one at least while any is
+ * due), and the next ticks the rest.
+ */
 export async function findDuePeriods(db: DatabaseHandle, now: Date, limit: number): Promise<Array<{ ruleId: string; periodKey: string }>> {
   const { rows } = await poolOf(db).query<{ rule_id: string; period_key: string }>(
-    `SELECT rule_id, period_key FROM matches
-      WHERE status = 'pending' AND due_at <= $1
+    `SELECT rule_id, period_key
+       FROM (SELECT rule_id, period_key, due_at FROM matches
+              WHERE status = 'pending' AND due_at <= $1
+              ORDER BY due_at
+              LIMIT $3) due
       GROUP BY rule_id, period_key
       ORDER BY min(due_at)
       LIMIT $2`,
-    [now, limit],
+    [now, limit, limit * MATCHES_READ_PER_PERIOD],
   );
   return rows.map((row) => ({ ruleId: row.rule_id, periodKey: row.period_key }));
 }

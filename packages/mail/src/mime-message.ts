@@ -51,11 +51,10 @@ export function sevenBitBody(body: string): string | null {
 }
 
 /**
- * A line quoted-printable writes as it is, its CRLF after it: printable ASCII but "=", no space or
- * tab at its end (those are encoded), and short enough that nodemailer's wrap, which looks 76
- * characters ahead, sees its CRLF (74 and the break).
+ * A line quoted-printable encodes to itself: printable ASCII but "=", no space or tab at its end
+ * (those are encoded). Whether wrap then leaves it whole is its length's business (quotedPrintable).
  */
-const QP_AS_IS = /^(?:[\x20-\x3c\x3e-\x7e]{0,73}[\x21-\x3c\x3e-\x7e])?$/;
+const QP_AS_IS = /^(?:[\x20-\x3c\x3e-\x7e]*[\x21-\x3c\x3e-\x7e])?$/;
 
 /** nodemailer's quoted-printable: encoded, then soft-wrapped to lines of 76. */
 const nodemailerQuotedPrintable = (text: string): string => qpWrap(qpEncode(Buffer.from(text, 'utf8')), 76);

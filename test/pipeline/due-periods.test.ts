@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findDuePeriods } from '@notify/db';
+import { DUE_MATCHES_READ_PER_PERIOD, findDuePeriods } from '@notify/db';
 import { createTestDatabase } from '../support/database';
 
 describe('findDuePeriods: the periods whose pending matches are due, longest due first', () => {
@@ -42,8 +42,8 @@ describe('findDuePeriods: the periods whose pending matches are due, longest due
 
   it('finds the longest due period even when it has more matches than a call reads, and the others on the next calls', async () => {
     await db.pool.query('DELETE FROM matches');
-    // A limit of 2 reads 20 matches: the first period fills them.
-    await pending(rules[0]!, 'big', minutesBefore(120), 60);
+    // A call with a limit of 2 reads no further than the first period's matches.
+    await pending(rules[0]!, 'big', minutesBefore(120), 2 * DUE_MATCHES_READ_PER_PERIOD + 1);
     await pending(rules[1]!, 'small', minutesBefore(100), 1);
     expect(await findDuePeriods(db, now, 2)).toEqual([{ ruleId: rules[0], periodKey: 'big' }]);
     await db.pool.query(`UPDATE matches SET status = 'delivered' WHERE period_key = 'big'`);

@@ -1,12 +1,12 @@
 import { poolOf, type DatabaseHandle } from '../client';
 
 /** The most matches a call reads per period it may return: a call stops reading there. */
-const MATCHES_READ_PER_PERIOD = 10;
+export const DUE_MATCHES_READ_PER_PERIOD = 10;
 
 /**
  * The (rule, period) pairs whose pending matches are due at `now`, longest due first, at most
  * `limit`. It reads the due matches in order of due time and no further than `limit` times
- * MATCHES_READ_PER_PERIOD of them, rather than grouping every due match on every tick (the 09:00
+ * DUE_MATCHES_READ_PER_PERIOD of them, rather than grouping every due match on every tick (the 09:00
  * wave's 100,000: 42-44 ms a call, 3,800 buffer hits; reading 25,000 of them, 21-25 ms and 1,100),
  * so a tick costs the same whatever the backlog. A pair's first match read is its earliest, so the
  * order holds; periods of many matches make a call return fewer pairs (one at least while any is
@@ -22,7 +22,7 @@ export async function findDuePeriods(db: DatabaseHandle, now: Date, limit: numbe
       GROUP BY rule_id, period_key
       ORDER BY min(due_at)
       LIMIT $2`,
-    [now, limit, limit * MATCHES_READ_PER_PERIOD],
+    [now, limit, limit * DUE_MATCHES_READ_PER_PERIOD],
   );
   return rows.map((row) => ({ ruleId: row.rule_id, periodKey: row.period_key }));
 }

@@ -16,7 +16,7 @@ export { loadSilences, type UnexpiredSilence } from './load-silences';
 export { countSilenced } from './count-silenced';
 export { noticeFindings, forgetOldFindings, type Finding } from './notice-findings';
 // schedule
-export { findDuePeriods } from './find-due-periods';
+export { findDuePeriods, DUE_MATCHES_READ_PER_PERIOD } from './find-due-periods';
 // deliver
 export { lockRules } from './lock-rules';
 export { periodsWithDeliveries } from './periods-with-deliveries';

@@ -139,7 +139,7 @@ export async function seed(base: string, adminToken: string, db: Database): Prom
   // The organization, its members and its key through the operator API, so the key is a real one.
   const org = await call(base, adminToken, 'POST', '/admin/v1/organizations', {
     name: 'Benchmark organization',
-    plan: { groups: ['platform'], rate_limit_per_second: HUGE, rate_limit_per_minute: HUGE, monthly_quota: HUGE },
+    plan: { groups: ['platform'], rate_limit_per_second: HUGE, rate_limit_per_minute: HUGE, monthly_quota: HUGE, max_rules: HUGE },
   });
   const organizationId = org.id as string;
   const memberIds: string[] = [];

@@ -62,6 +62,58 @@ describe("an organization's plan caps its notification rules (plan.max_rules)", 
     expect(await count(org)).toBe(5);
   });
 
+  it('stays exact where creates stop running side by side and start running alone', async () => {
+    // Side by side while fewer than max_rules − (max_connections + max_prepared_transactions) rules are
+    // committed, alone after: a burst across that line ends at the limit exactly.
+    const { in_flight: inFlight } = (
+      await t.deps.db.pool.query<{ in_flight: number }>(
+        "SELECT current_setting('max_connections')::int + current_setting('max_prepared_transactions')::int AS in_flight",
+      )
+    ).rows[0]!;
+    const maxRules = inFlight + 20;
+    const org = await t.createOrg({ plan: { max_rules: maxRules } });
+    for (let i = 0; i < 15; i++) expect((await t.api(org.key, 'POST', RULES, rule(org, `r${i}`))).statusCode).toBe(201);
+    const room = maxRules - 15;
+    const statuses = (await Promise.all(Array.from({ length: room + 15 }, (_, i) => t.api(org.key, 'POST', RULES, rule(org, `burst ${i}`))))).map(
+      (response) => response.statusCode,
+    );
+    expect(statuses.filter((status) => status === 201)).toHaveLength(room);
+    expect(statuses.filter((status) => status === 403)).toHaveLength(15);
+    expect(await count(org)).toBe(maxRules);
+  });
+
+  it('counts rules however they come and go: bulk inserts and deletes on any connection, an organization deleted with its rules', async () => {
+    const org = await t.createOrg({ plan: { max_rules: 4 } });
+    const { pool } = t.deps.db;
+    const counted = async (organizationId: string) =>
+      Number((await pool.query<{ n: string | null }>('SELECT sum(rules) AS n FROM rule_counts WHERE organization_id = $1', [organizationId])).rows[0]!.n ?? 0);
+    const insertRules = (organizationId: string, names: string[]) =>
+      pool.query(
+        `INSERT INTO notification_rules (id, organization_id, name, scope, frequency)
+         SELECT gen_random_uuid(), $1, name, 'new_open_port_detected', 'instant' FROM unnest($2::text[]) AS name`,
+        [organizationId, names],
+      );
+    await insertRules(org.id, ['bulk 1', 'bulk 2', 'bulk 3']);
+    expect((await t.api(org.key, 'POST', RULES, rule(org, 'fourth'))).statusCode).toBe(201);
+    expect((await t.api(org.key, 'POST', RULES, rule(org, 'fifth'))).statusCode).toBe(403);
+    // Deleted in one statement, on whichever connection: counted down from another slot than the one that counted them in.
+    await Promise.all([
+      pool.query("DELETE FROM notification_rules WHERE organization_id = $1 AND name IN ('bulk 1', 'bulk 2')", [org.id]),
+      pool.query("DELETE FROM notification_rules WHERE organization_id = $1 AND name = 'bulk 3'", [org.id]),
+    ]);
+    expect(await counted(org.id)).toBe(1);
+    for (let i = 0; i < 3; i++) expect((await t.api(org.key, 'POST', RULES, rule(org, `again ${i}`))).statusCode).toBe(201);
+    expect((await t.api(org.key, 'POST', RULES, rule(org, 'no room'))).statusCode).toBe(403);
+    expect(await counted(org.id)).toBe(await count(org));
+
+    // An organization goes with its rules and their counts; the cascade does not count them down into a row of its own.
+    const { id: goneId } = (await pool.query<{ id: string }>("INSERT INTO organizations (id, name) VALUES (gen_random_uuid(), 'leaving') RETURNING id")).rows[0]!;
+    await insertRules(goneId, ['a', 'b']);
+    expect(await counted(goneId)).toBe(2);
+    await pool.query('DELETE FROM organizations WHERE id = $1', [goneId]);
+    expect((await pool.query('SELECT 1 FROM rule_counts WHERE organization_id = $1', [goneId])).rowCount).toBe(0);
+  });
+
   it('defaults to 1,000 rules', async () => {
     const org = await t.createOrg();
     const plan = (await t.admin('GET', `/admin/v1/organizations/${org.id}`)).json().plan;

@@ -8,6 +8,7 @@ import {
   ValidationFailed,
   type Filters,
   type Frequency,
+  type NewRule,
   type RuleCreateBody,
   type RuleListQuery,
   type RuleUpdateBody,
@@ -100,63 +101,40 @@ interface CreatedRow {
   unknown: string[] | null;
 }
 
+/** What a rule create's insert answers: the row made (or none, and why) and the plan's limit. */
+interface InsertedRule {
+  row: CreatedRow & { limit_reached: boolean };
+  maxRules: number;
+}
+
 /**
- * Creating rules is a hot path for integrations: one statement checks that every
- * member belongs to the organization, inserts the rule and its members only if
- * they all do, and returns the resource — one round trip, one commit.
+ * Creating rules is a hot path for integrations: one statement checks that every member belongs to
+ * the organization and that its plan has room, inserts the rule and its members only if so, and
+ * returns the resource (one round trip after the plan's, one commit).
+ *
+ * The plan's max_rules is exact under any concurrency, and creates far from it run side by side.
+ * Rules are counted by triggers into `rule_counts` (slots, so that concurrent creates seldom share
+ * a row), whose committed sum a create reads instead of counting the organization's rules.
+ * - Side by side, a create holds its organization's row FOR SHARE and inserts only if fewer than
+ *   max_rules − (max_connections + max_prepared_transactions) rules are committed. The creates it
+ *   cannot see are uncommitted ones, each holding a connection (or a prepared transaction), so
+ *   committed + in flight stays within max_rules.
+ * - Nearer the limit, a create runs alone: it takes the row FOR NO KEY UPDATE, which waits for the
+ *   side-by-side creates in flight to commit and keeps new ones out, and reads the count of every
+ *   committed rule (its own statement's fresh snapshot, after the lock).
+ * Before this, every create ran alone and counted its organization's rules: fifty concurrent creates
+ * into an organization of 10,000 rules took turns, 2.9 ms of PostgreSQL each (bench:api).
+ * NO KEY UPDATE and SHARE both leave the KEY SHARE locks of foreign keys (other rows' inserts) alone.
  */
 export async function createRule(db: Database, organizationId: string, body: RuleCreateBody): Promise<Rule> {
   const rule = prepareNewRule(body);
-  let row: CreatedRow & { limit_reached: boolean };
-  let maxRules = 0;
+  let inserted: InsertedRule;
   try {
-    row = await withTransaction(db, async (tx) => {
-      const client = clientOf(tx);
-      // Creates of one organization take turns on its row, and the count below is a statement of
-      // its own (a fresh snapshot, after the lock): two creates at the limit cannot both see room.
-      // NO KEY UPDATE leaves the KEY SHARE locks of foreign keys (other rows' inserts) alone.
-      const { rows: plan } = await client.query<{ max_rules: number }>(
-        'SELECT max_rules FROM organizations WHERE id = $1 FOR NO KEY UPDATE',
-        [organizationId],
-      );
-      maxRules = plan[0]?.max_rules ?? 0;
-      const { rows } = await client.query<CreatedRow & { limit_reached: boolean }>(
-        `WITH wanted AS (SELECT DISTINCT unnest($2::uuid[]) AS id),
-              known AS (SELECT t.id, t.email FROM team_members t JOIN wanted w ON w.id = t.id WHERE t.organization_id = $1),
-              held AS (SELECT count(*) >= $10 AS reached FROM notification_rules WHERE organization_id = $1),
-              rule AS (
-                INSERT INTO notification_rules (id, organization_id, name, scope, strategy, frequency, delivery_hour, delivery_day_of_week, enabled, renotify_after_hours)
-                SELECT gen_random_uuid(), $1, $3, $4::scope, $5::jsonb, $6::frequency, $7, $8, $9, $11
-                 WHERE (SELECT count(*) FROM known) = (SELECT count(*) FROM wanted) AND NOT (SELECT reached FROM held)
-                RETURNING id, name, scope, strategy, frequency, delivery_hour, delivery_day_of_week, enabled, renotify_after_hours, added_date, last_update_date
-              ),
-              links AS (
-                INSERT INTO notification_rule_members (rule_id, team_member_id) SELECT rule.id, known.id FROM rule, known
-              )
-         SELECT rule.*,
-                (SELECT json_agg(json_build_object('team_member_uuid', k.id, 'email', k.email) ORDER BY k.email) FROM known k) AS members,
-                (SELECT array_agg(w.id) FROM wanted w WHERE w.id NOT IN (SELECT id FROM known)) AS unknown,
-                (SELECT reached FROM held) AS limit_reached
-           FROM (SELECT 1) AS one LEFT JOIN rule ON true`,
-        [
-          organizationId,
-          rule.memberIds,
-          rule.name,
-          rule.scope,
-          rule.strategy === null ? null : JSON.stringify(rule.strategy),
-          rule.frequency,
-          rule.deliveryHour,
-          rule.deliveryDayOfWeek,
-          rule.enabled,
-          maxRules,
-          rule.renotifyAfterHours,
-        ],
-      );
-      return rows[0]!;
-    });
+    inserted = (await insertRule(db, organizationId, rule, 'side by side')) ?? (await insertRule(db, organizationId, rule, 'alone'));
   } catch (error) {
     return memberRaceToValidation(error);
   }
+  const { row, maxRules } = inserted;
   // The body's problems come first, as everywhere: a request that could never succeed says why.
   if (!row.unknown?.length && row.limit_reached) {
     throw new LimitReached(
@@ -182,6 +160,64 @@ export async function createRule(db: Database, organizationId: string, body: Rul
     addedDate: row.added_date,
     lastUpdateDate: row.last_update_date,
   };
+}
+
+/**
+ * One attempt of createRule's insert (see there). Side by side, a count at or past its bound
+ * inserts nothing and answers null: the create is to run alone, in a transaction of its own
+ * (upgrading a SHARE lock that other creates hold too would deadlock them).
+ */
+function insertRule(db: Database, organizationId: string, rule: NewRule, mode: 'alone'): Promise<InsertedRule>;
+function insertRule(db: Database, organizationId: string, rule: NewRule, mode: 'side by side'): Promise<InsertedRule | null>;
+async function insertRule(db: Database, organizationId: string, rule: NewRule, mode: 'side by side' | 'alone'): Promise<InsertedRule | null> {
+  return withTransaction(db, async (tx) => {
+    const client = clientOf(tx);
+    const { rows: plan } = await client.query<{ max_rules: number; in_flight: number }>(
+      `SELECT max_rules, current_setting('max_connections')::int + current_setting('max_prepared_transactions')::int AS in_flight
+         FROM organizations WHERE id = $1 ${mode === 'alone' ? 'FOR NO KEY UPDATE' : 'FOR SHARE'}`,
+      [organizationId],
+    );
+    const maxRules = plan[0]?.max_rules ?? 0;
+    // The count the insert needs to stay under.
+    const bound = mode === 'alone' ? maxRules : maxRules - (plan[0]?.in_flight ?? 0);
+    if (mode === 'side by side' && bound <= 0) return null;
+    const { rows } = await client.query<InsertedRule['row']>(
+      `WITH wanted AS (SELECT DISTINCT unnest($2::uuid[]) AS id),
+            known AS (SELECT t.id, t.email FROM team_members t JOIN wanted w ON w.id = t.id WHERE t.organization_id = $1),
+            held AS (SELECT COALESCE(sum(rules), 0) >= $10 AS reached FROM rule_counts WHERE organization_id = $1),
+            rule AS (
+              INSERT INTO notification_rules (id, organization_id, name, scope, strategy, frequency, delivery_hour, delivery_day_of_week, enabled, renotify_after_hours)
+              SELECT gen_random_uuid(), $1, $3, $4::scope, $5::jsonb, $6::frequency, $7, $8, $9, $11
+               WHERE (SELECT count(*) FROM known) = (SELECT count(*) FROM wanted) AND NOT (SELECT reached FROM held)
+              RETURNING id, name, scope, strategy, frequency, delivery_hour, delivery_day_of_week, enabled, renotify_after_hours, added_date, last_update_date
+            ),
+            links AS (
+              INSERT INTO notification_rule_members (rule_id, team_member_id) SELECT rule.id, known.id FROM rule, known
+            )
+       SELECT rule.*,
+              (SELECT json_agg(json_build_object('team_member_uuid', k.id, 'email', k.email) ORDER BY k.email) FROM known k) AS members,
+              (SELECT array_agg(w.id) FROM wanted w WHERE w.id NOT IN (SELECT id FROM known)) AS unknown,
+              (SELECT reached FROM held) AS limit_reached
+         FROM (SELECT 1) AS one LEFT JOIN rule ON true`,
+      [
+        organizationId,
+        rule.memberIds,
+        rule.name,
+        rule.scope,
+        rule.strategy === null ? null : JSON.stringify(rule.strategy),
+        rule.frequency,
+        rule.deliveryHour,
+        rule.deliveryDayOfWeek,
+        rule.enabled,
+        bound,
+        rule.renotifyAfterHours,
+      ],
+    );
+    const row = rows[0]!;
+    // A body that is wrong anyway is answered from here: the count does not change that.
+    if (mode === 'side by side' && row.limit_reached && !row.unknown?.length) return null;
+    return { row, maxRules };
+  });
 }
 
 export async function getRule(db: Database, organizationId: string, ruleId: string): Promise<Rule> {

@@ -72,6 +72,20 @@ describe('schema drift between prisma/schema.prisma and the migrated database', 
     );
   });
 
+  it("reports a partial index whose condition is not the schema's, or that lost it", async () => {
+    const schema = await freshSchema();
+    await runSql(schema, [
+      'DROP INDEX matches_pending_due_at_idx',
+      "CREATE INDEX matches_pending_due_at_idx ON matches (due_at) WHERE status = 'delivered'",
+    ]);
+    const changed = await findSchemaDrift({ url, schema });
+    expect(changed.problems.join('\n')).toContain("expected condition (status = 'pending'::match_status), database has (status = 'delivered'::match_status)");
+
+    await runSql(schema, ['DROP INDEX matches_pending_due_at_idx', 'CREATE INDEX matches_pending_due_at_idx ON matches (due_at)']);
+    const plain = await findSchemaDrift({ url, schema });
+    expect(plain.problems.join('\n')).toContain("expected condition (status = 'pending'::match_status), database has none");
+  });
+
   it('reports enum, nullability, default, naming and extra-table drift', async () => {
     const schema = await freshSchema();
     await runSql(schema, [

@@ -26,8 +26,8 @@ export interface FindSchemaDriftOptions {
 }
 
 export async function findSchemaDrift(options: FindSchemaDriftOptions): Promise<DriftReport> {
-  const datamodel = await readDatamodel(options.schemaPrismaPath ?? SCHEMA_PRISMA_PATH);
-  const expected = expectedFromDatamodel(datamodel);
+  const { datamodel, predicates } = await readDatamodel(options.schemaPrismaPath ?? SCHEMA_PRISMA_PATH);
+  const expected = expectedFromDatamodel(datamodel, predicates);
   // Prisma does not model partitions: the partitioned tables are the project's own list.
   for (const name of HISTORY_TABLES) {
     const table = expected.tables.get(name);

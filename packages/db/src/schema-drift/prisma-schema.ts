@@ -19,14 +19,41 @@ type FieldDefault = NonNullable<Field['default']>;
 
 const POSTGRES_IDENTIFIER_LIMIT = 63;
 
-export async function readDatamodel(path: string): Promise<Datamodel> {
+/** What a schema says: its DMMF datamodel, and the conditions of its partial indexes by index name (partialIndexPredicates). */
+export interface SchemaModel {
+  datamodel: Datamodel;
+  predicates: Map<string, string>;
+}
+
+export async function readDatamodel(path: string): Promise<SchemaModel> {
   // Loaded on first use, so importing this module never requires the devDependency.
   const { getDMMF } = await import('@prisma/get-dmmf');
-  const result = getDMMF({ datamodel: await readSchemaFiles(path) });
+  const files = await readSchemaFiles(path);
+  const result = getDMMF({ datamodel: files });
   if ('error' in result) {
     throw new Error(`Cannot read ${path}: ${result.reason} ${stripVTControlCharacters(result.error.message)}`);
   }
-  return result.datamodel;
+  const sources = typeof files === 'string' ? [files] : files.map(([, source]) => source);
+  return { datamodel: result.datamodel, predicates: partialIndexPredicates(sources.join('\n')) };
+}
+
+/**
+ * The conditions of partial indexes (`@@index([...], map: "name", where: raw("condition"))`, the
+ * partialIndexes preview feature), by index name: the DMMF does not carry them, so they are read
+ * from the schema's text (our own file, one index a line). The condition is compared with
+ * PostgreSQL's `pg_get_expr` as it is, so the schema spells it that way. A partial index must be
+ * named (`map`): the name is how the database's index is found.
+ */
+export function partialIndexPredicates(source: string): Map<string, string> {
+  const predicates = new Map<string, string>();
+  for (const line of source.split('\n')) {
+    if (!/^\s*@@index\(.*\bwhere:/.test(line)) continue;
+    const name = /\bmap:\s*"([^"]+)"/.exec(line)?.[1];
+    const condition = /\bwhere:\s*raw\("((?:[^"\\]|\\.)*)"\)/.exec(line)?.[1];
+    if (!name || condition === undefined) throw new Error(`A partial index needs map: "name" and where: raw("condition") on one line: ${line.trim()}`);
+    predicates.set(name, condition.replace(/\\(.)/g, '$1'));
+  }
+  return predicates;
 }
 
 /** One file, or every .prisma file under a folder (Prisma's multi-file schemas). */
@@ -40,7 +67,7 @@ async function readSchemaFiles(path: string): Promise<string | Array<[string, st
   return Promise.all(files.map(async (file): Promise<[string, string]> => [file, await readFile(file, 'utf8')]));
 }
 
-export function expectedFromDatamodel(datamodel: Datamodel): DatabaseShape {
+export function expectedFromDatamodel(datamodel: Datamodel, predicates: ReadonlyMap<string, string> = new Map()): DatabaseShape {
   const enums = new Map(
     datamodel.enums.map((enumType) => [
       enumType.dbName ?? enumType.name,
@@ -50,7 +77,7 @@ export function expectedFromDatamodel(datamodel: Datamodel): DatabaseShape {
   const models = new Map(datamodel.models.map((model) => [model.name, model]));
   const tables = new Map<string, TableShape>();
   for (const model of datamodel.models) {
-    const table = expectedTable(model, datamodel, models);
+    const table = expectedTable(model, datamodel, models, predicates);
     tables.set(table.name, table);
   }
   for (const table of implicitManyToManyTables(datamodel, models)) tables.set(table.name, table);
@@ -72,7 +99,7 @@ function columnNamesOf(model: Model, fieldNames: readonly string[]): string[] {
   });
 }
 
-function expectedTable(model: Model, datamodel: Datamodel, models: Map<string, Model>): TableShape {
+function expectedTable(model: Model, datamodel: Datamodel, models: Map<string, Model>, predicates: ReadonlyMap<string, string>): TableShape {
   const columns = model.fields
     .filter((field) => field.kind === 'scalar' || field.kind === 'enum')
     .map((field) => expectedColumn(field, datamodel));
@@ -82,14 +109,14 @@ function expectedTable(model: Model, datamodel: Datamodel, models: Map<string, M
   return {
     name: tableName(model),
     columns: new Map(columns.map((column) => [column.name, column])),
-    ...expectedKeys(model, datamodel),
+    ...expectedKeys(model, datamodel, predicates),
     foreignKeys,
     partitioning: null,
   };
 }
 
 /** The primary key and the indexes (@id/@@id, @unique/@@unique, @@index) of one model. */
-function expectedKeys(model: Model, datamodel: Datamodel): Pick<TableShape, 'primaryKey' | 'indexes'> {
+function expectedKeys(model: Model, datamodel: Datamodel, predicates: ReadonlyMap<string, string>): Pick<TableShape, 'primaryKey' | 'indexes'> {
   const table = tableName(model);
   let primaryKey: PrimaryKeyShape | null = null;
   const indexes: IndexShape[] = [];
@@ -99,13 +126,14 @@ function expectedKeys(model: Model, datamodel: Datamodel): Pick<TableShape, 'pri
       primaryKey = { name: index.dbName ?? defaultConstraintName(table, [], '_pkey'), columns };
     } else if (index.type === 'unique' || index.type === 'normal') {
       const unique = index.type === 'unique';
+      const name = index.dbName ?? defaultConstraintName(table, columns, unique ? '_key' : '_idx');
       indexes.push({
-        name: index.dbName ?? defaultConstraintName(table, columns, unique ? '_key' : '_idx'),
+        name,
         columns,
         unique,
         method: (index.algorithm ?? 'BTree').toLowerCase(),
         descending: index.fields.map((field) => field.sortOrder === 'desc'),
-        predicate: null,
+        predicate: predicates.get(name) ?? null,
       });
     }
   }

@@ -184,8 +184,8 @@ async function insertRule(db: Database, organizationId: string, rule: NewRule, m
       [organizationId],
     );
     const maxRules = plan[0]?.max_rules ?? 0;
-    // The count the insert needs to stay under.
-    const bound = mode === 'alone' ? maxRules : maxRules - (plan[0]?.in_flight ?? 0);
+    // The count the insert needs to stay under (never below zero: it is a LIMIT too).
+    const bound = mode === 'alone' ? Math.max(maxRules, 0) : maxRules - (plan[0]?.in_flight ?? 0);
     if (mode === 'side by side' && bound <= 0) return null;
     const { rows } = await client.query<InsertedRule['row']>(
       `WITH wanted AS (SELECT DISTINCT unnest($2::uuid[]) AS id),

@@ -114,6 +114,38 @@ describe("an organization's plan caps its notification rules (plan.max_rules)", 
     expect((await pool.query('SELECT 1 FROM rule_counts WHERE organization_id = $1', [goneId])).rowCount).toBe(0);
   });
 
+  it('runs creates far from the limit beside one in flight, and one near it only after', async () => {
+    // A transaction holding the organization's row as a create running side by side does, until released.
+    const holdRow = async (org: TestOrg) => {
+      const client = await t.deps.db.pool.connect();
+      await client.query('BEGIN');
+      await client.query('SELECT 1 FROM organizations WHERE id = $1 FOR SHARE', [org.id]);
+      return async () => {
+        await client.query('COMMIT');
+        client.release();
+      };
+    };
+    const settledWithin = <T>(promise: Promise<T>, ms: number) =>
+      Promise.race([promise.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))]);
+
+    const roomy = await t.createOrg();
+    const releaseRoomy = await holdRow(roomy);
+    try {
+      const create = t.api(roomy.key, 'POST', RULES, rule(roomy, 'beside'));
+      expect(await settledWithin(create, 5000)).toBe(true);
+      expect((await create).statusCode).toBe(201);
+    } finally {
+      await releaseRoomy();
+    }
+
+    const tight = await t.createOrg({ plan: { max_rules: 5 } });
+    const releaseTight = await holdRow(tight);
+    const create = t.api(tight.key, 'POST', RULES, rule(tight, 'after'));
+    expect(await settledWithin(create, 500)).toBe(false);
+    await releaseTight();
+    expect((await create).statusCode).toBe(201);
+  });
+
   it('stays exact near the limit whatever the trigger count says', async () => {
     // A TRUNCATE (or rows loaded with triggers off) leaves rule_counts wrong: near the limit the rules themselves are counted.
     const org = await t.createOrg({ plan: { max_rules: 5 } });

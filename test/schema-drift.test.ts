@@ -84,6 +84,19 @@ describe('schema drift between prisma/schema.prisma and the migrated database', 
     await runSql(schema, ['DROP INDEX matches_pending_due_at_idx', 'CREATE INDEX matches_pending_due_at_idx ON matches (due_at)']);
     const plain = await findSchemaDrift({ url, schema });
     expect(plain.problems.join('\n')).toContain("expected condition (status = 'pending'::match_status), database has none");
+
+    // The condition comes from the schema's text: an unnamed partial index cannot be matched to the database's, and says so.
+    const source = await readFile(SCHEMA_PRISMA_PATH, 'utf8');
+    const unnamed = source.replace('map: "matches_pending_due_at_idx", ', '');
+    expect(unnamed).not.toBe(source);
+    const dir = await mkdtemp(join(tmpdir(), 'schema-drift-'));
+    try {
+      const schemaPrismaPath = join(dir, 'schema.prisma');
+      await writeFile(schemaPrismaPath, unnamed);
+      await expect(findSchemaDrift({ url, schema: pristine, schemaPrismaPath })).rejects.toThrow(/A partial index needs map: "name"/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('reports enum, nullability, default, naming and extra-table drift', async () => {

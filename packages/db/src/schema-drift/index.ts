@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { actualFromDatabase } from './catalog';
 import { compareShapes } from './compare';
-import { expectedFromDatamodel, readDatamodel } from './prisma-schema';
+import { expectedFromDatamodel, readSchemaModel } from './prisma-schema';
 import { HISTORY_PARTITION_KEYS, HISTORY_PARTITION_UNIQUE, HISTORY_TABLES } from '../sql/history-partitions';
 import type { DriftReport } from './report';
 
@@ -26,7 +26,7 @@ export interface FindSchemaDriftOptions {
 }
 
 export async function findSchemaDrift(options: FindSchemaDriftOptions): Promise<DriftReport> {
-  const { datamodel, predicates } = await readDatamodel(options.schemaPrismaPath ?? SCHEMA_PRISMA_PATH);
+  const { datamodel, predicates } = await readSchemaModel(options.schemaPrismaPath ?? SCHEMA_PRISMA_PATH);
   const expected = expectedFromDatamodel(datamodel, predicates);
   // Prisma does not model partitions: the partitioned tables are the project's own list.
   for (const name of HISTORY_TABLES) {

@@ -25,7 +25,7 @@ export interface SchemaModel {
   predicates: Map<string, string>;
 }
 
-export async function readDatamodel(path: string): Promise<SchemaModel> {
+export async function readSchemaModel(path: string): Promise<SchemaModel> {
   // Loaded on first use, so importing this module never requires the devDependency.
   const { getDMMF } = await import('@prisma/get-dmmf');
   const files = await readSchemaFiles(path);

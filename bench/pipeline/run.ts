@@ -32,7 +32,8 @@
 // only with `npm run bench:pipeline -- matching` (or `-- ingest,instant`, or BENCH_PARTS).
 //
 // Environment (all optional): BENCH_PARTS (ingest,matching,instant,burst,digests,wave,retention,preview), BENCH_CPU_PROF=<dir>
-// (children run with --cpu-prof), BENCH_LOG_LEVEL (children's LOG_LEVEL, default warn),
+// (children run with --cpu-prof), BENCH_NODE_ARGS (more node flags for the service's processes, e.g.
+// `--max-semi-space-size=32`), BENCH_LOG_LEVEL (children's LOG_LEVEL, default warn),
 // BENCH_STRICT=1 (exit 1 when a target is missed), BENCH_SOURCE=1 (the service's processes run its
 // TypeScript sources through tsx rather than the build, see SERVICE_FROM_SOURCE), and the sizes at
 // the top of each part.

@@ -39,7 +39,7 @@ export async function startChild(name: string, env: Record<string, string>, time
   const cpuProf = process.env.BENCH_CPU_PROF;
   const child: ChildProcess = fork(join(root, 'bench', 'support', 'pipeline-child.ts'), [], {
     cwd: root,
-    execArgv: [...(process.env.BENCH_IMPORT ? ['--import', process.env.BENCH_IMPORT] : []), '--import', 'tsx', ...(SERVICE_FROM_SOURCE ? ['--conditions=@notify/source'] : []), '--no-deprecation', ...(cpuProf ? ['--cpu-prof', '--cpu-prof-dir', join(cpuProf, `${name}-${Date.now()}`)] : [])],
+    execArgv: [...(process.env.BENCH_IMPORT ? ['--import', process.env.BENCH_IMPORT] : []), '--import', 'tsx', ...(SERVICE_FROM_SOURCE ? ['--conditions=@notify/source'] : []), '--no-deprecation', ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...(cpuProf ? ['--cpu-prof', '--cpu-prof-dir', join(cpuProf, `${name}-${Date.now()}`)] : [])],
     env: { ...process.env, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

@@ -1,13 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMailRenderer, createMailTransport, type MailTransport } from '@notify/mail';
-import { deliverPeriods, sendDelivery, type SendContext } from '@notify/pipeline';
+import { deliverPeriods, sendDeliveries, sendDelivery, Slots, type SendContext } from '@notify/pipeline';
 import { createRedis, Queues } from '@notify/queues';
 import { createTestDatabase, REDIS_URL } from '../support/database';
 import { startRelay, type TcpRelay } from '../support/relay';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
 
-/** sendDelivery against the real database and a real SMTP server: claims, outages, the record. */
+/** sendDelivery and sendDeliveries against the real database and a real SMTP server: claims, outages, the record. */
 describe('sendDelivery: one send per delivery, whatever asks', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
   let redis: ReturnType<typeof createRedis>;
@@ -147,5 +147,65 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
       const link = /Unsubscribe from this rule: (\S+)/.exec(mail.text)![1]!;
       expect(mail.raw.toString('latin1')).toContain(`List-Unsubscribe: <${link}>`);
     }
+  });
+
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  const statuses = async (ids: readonly string[]) =>
+    (await db.pool.query<{ status: string; n: number }>('SELECT status::text, count(*)::int AS n FROM deliveries WHERE id = ANY($1::uuid[]) GROUP BY 1', [ids])).rows
+      .reduce<Record<string, number>>((all, { status, n }) => ({ ...all, [status]: n }), {});
+
+  it("claims a list's deliveries ahead of their turn, many in one statement, and sends each once", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) ids.push(await newDelivery());
+    const before = smtp.received.length;
+    const sending = sendDeliveries(ctx, ids, { slots: new Slots(2), finalAttempt: false });
+    // Two e-mails in flight, 300 ms each; the first claim statement took sixteen deliveries at once.
+    let claimed = 0;
+    for (let i = 0; i < 25 && !claimed; i++) {
+      await sleep(10);
+      claimed = (await statuses(ids)).sending ?? 0;
+    }
+    expect(claimed).toBe(16);
+    const result = await sending;
+    expect(result.sent).toBe(20);
+    expect(result.outcomes.every((outcome) => outcome?.status === 'sent')).toBe(true);
+    expect(smtp.received.length - before).toBe(20);
+    for (const id of ids) expect(await row(id)).toEqual({ status: 'sent', attempts: 1 });
+  });
+
+  it('puts back what it claimed ahead once the server cannot be reached: pending, the attempt uncounted', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push(await newDelivery());
+    await relay.cut();
+    try {
+      const result = await sendDeliveries(ctx, ids, { slots: new Slots(1), finalAttempt: false });
+      expect(result.unreachable).toBeDefined();
+      expect(result.outcomes[0]).toMatchObject({ status: 'failed', unavailable: true });
+      expect(result.outcomes.slice(1)).toEqual([undefined, undefined, undefined, undefined, undefined]);
+      for (const id of ids) expect(await row(id)).toEqual({ status: 'pending', attempts: 0 });
+    } finally {
+      await relay.restore();
+    }
+    const result = await sendDeliveries(ctx, ids, { slots: new Slots(2), finalAttempt: false });
+    expect(result.sent).toBe(6);
+  });
+
+  it('puts back a claim that waits long for its turn, so no other sender takes it for abandoned while it waits', async () => {
+    // A third of this claim timeout (200 ms) is less than one e-mail (300 ms): the fourth delivery,
+    // claimed at the start, waits 900 ms for its turn, long enough for its claim to look abandoned.
+    const quick: SendContext = { ...ctx, claimTimeoutMs: 600 };
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push(await newDelivery());
+    const before = smtp.received.length;
+    const sending = sendDeliveries(quick, ids, { slots: new Slots(1), finalAttempt: false });
+    await sleep(700);
+    // Another process's sender (a context of its own) asks for the fourth now: it finds it put back, and sends it.
+    const other = await sendDelivery({ ...quick }, ids[3]!);
+    expect(other.status).toBe('sent');
+    const result = await sending;
+    expect(result.outcomes.slice(0, 3).map((outcome) => outcome?.status)).toEqual(['sent', 'sent', 'sent']);
+    expect(result.outcomes[3]?.status).toBe('skipped');
+    expect(smtp.received.length - before).toBe(4);
+    for (const id of ids) expect(await row(id)).toEqual({ status: 'sent', attempts: 1 });
   });
 });

@@ -71,4 +71,26 @@ describe('Batcher', () => {
     const batcher = new Batcher<number, number>(async (items) => (items.length > 1 ? [1] : items), { maxBatch: 10, concurrency: 1 });
     await expect(Promise.all([5, 6].map((n) => batcher.submit(n)))).resolves.toEqual([5, 6]);
   });
+
+  it('with lingerMs, waits that long for more calls before a batch starts, or until the batch is full', async () => {
+    const batches: number[][] = [];
+    const record = async (items: number[]) => {
+      batches.push(items);
+      return items;
+    };
+    const brief = new Batcher<number, number>(record, { maxBatch: 3, concurrency: 1, lingerMs: 20 });
+    const first = brief.submit(1);
+    await turn();
+    expect(batches).toEqual([]);
+    const second = brief.submit(2);
+    await expect(Promise.all([first, second])).resolves.toEqual([1, 2]);
+    expect(batches).toEqual([[1, 2]]);
+    // A full batch goes at once: were it to wait a minute, the test would time out.
+    const patient = new Batcher<number, number>(record, { maxBatch: 3, concurrency: 1, lingerMs: 60_000 });
+    const early = patient.submit(4);
+    await turn();
+    expect(batches).toEqual([[1, 2]]);
+    await expect(Promise.all([early, patient.submit(5), patient.submit(6)])).resolves.toEqual([4, 5, 6]);
+    expect(batches).toEqual([[1, 2], [4, 5, 6]]);
+  });
 });

@@ -13,20 +13,28 @@ export class Batcher<I, O> {
   private queue: Array<{ item: I; resolve: (value: O) => void; reject: (error: unknown) => void }> = [];
   private running = 0;
   private scheduled = false;
+  /** A lingering batch's start (lingerMs). */
+  private lingering: NodeJS.Timeout | undefined;
 
   /**
    * `run` takes a batch and returns one result per item, in order. `maxBatch` bounds a batch (the
    * sum of its items' `weight`, 1 each by default; an item heavier than that goes alone),
    * `concurrency` how many batches run at once (each holds a database connection while it runs).
+   * `lingerMs` makes a batch that could start wait that long for more calls (or until it is full):
+   * for calls nobody waits on in a hurry, whose statements cost mostly their round trip.
    */
   constructor(
     private readonly run: (items: I[]) => Promise<O[]>,
-    private readonly options: { maxBatch: number; concurrency: number; weight?: (item: I) => number },
+    private readonly options: { maxBatch: number; concurrency: number; weight?: (item: I) => number; lingerMs?: number },
   ) {}
 
   submit(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
+      if (this.lingering && this.queue.length >= this.options.maxBatch) {
+        clearTimeout(this.lingering);
+        this.start();
+      }
       this.schedule();
     });
   }
@@ -39,10 +47,15 @@ export class Batcher<I, O> {
   private schedule(): void {
     if (this.scheduled || this.running >= this.options.concurrency || !this.queue.length) return;
     this.scheduled = true;
-    queueMicrotask(() => {
-      this.scheduled = false;
-      while (this.running < this.options.concurrency && this.queue.length) void this.next();
-    });
+    const linger = this.options.lingerMs ?? 0;
+    if (linger > 0 && this.queue.length < this.options.maxBatch) this.lingering = setTimeout(() => this.start(), linger);
+    else queueMicrotask(() => this.start());
+  }
+
+  private start(): void {
+    this.scheduled = false;
+    this.lingering = undefined;
+    while (this.running < this.options.concurrency && this.queue.length) void this.next();
   }
 
   private async next(): Promise<void> {

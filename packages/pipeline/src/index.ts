@@ -10,7 +10,7 @@ export { matchEvents, type MatchResult } from './match/match-events';
 export { requestDuePeriods, type DeliverHere, type DuePeriod } from './schedule/due-periods';
 export { deliverPeriods, deliverInTransaction } from './deliver/deliver';
 export { flushRule } from './deliver/flush-rule';
-export { sendDelivery, messageIdFor, EVENTS_PER_MAIL, type SendContext, type SendOutcome } from './send/send-delivery';
+export { sendDelivery, sendDeliveries, messageIdFor, EVENTS_PER_MAIL, type SendContext, type SendManyOptions, type SendManyResult, type SendOutcome } from './send/send-delivery';
 export { retryDelivery } from './send/retry-delivery';
 export { OutagePause } from './send/outage-pause';
 export { requestSend } from './send/request-send';

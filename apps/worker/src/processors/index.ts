@@ -1,5 +1,5 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import { Batcher, Slots, deliverPeriods, matchEvents, sendDelivery, type DuePeriod, type MatchResult, type OutagePause, type PipelineContext, type RuleIndex, type SendContext } from '@notify/pipeline';
+import { Batcher, Slots, deliverPeriods, matchEvents, sendDeliveries, type DuePeriod, type MatchResult, type OutagePause, type PipelineContext, type RuleIndex, type SendContext } from '@notify/pipeline';
 import type { Logger } from '@notify/observability';
 import { sendJobDeliveries, type JobCatalog, type JobKind } from '@notify/queues';
 
@@ -64,34 +64,28 @@ export function createProcessors(ctx: ProcessorContext): Processors {
     return ctx.send;
   };
   /**
-   * Sends each delivery on its own, at most MAIL_CONCURRENCY e-mails in flight in the process,
+   * Sends deliveries (sendDeliveries), at most MAIL_CONCURRENCY e-mails in flight in the process,
    * whichever job they come from, if any (InProcessSending); their claims and records share statements. Once
    * the SMTP server cannot be reached, or `stopping` says so, the deliveries not yet started wait,
    * unclaimed (their outcome undefined); `unreachable` says why when it was the server.
    */
   const sendEach = async (deliveryIds: readonly string[], finalAttempt: boolean, log: Logger, stopping?: () => boolean) => {
-    const send = sendContext();
-    let unreachable: string | undefined;
-    const outcomes = await Promise.all(
-      deliveryIds.map((deliveryId) =>
-        mailSlots.run(async () => {
-          if (unreachable !== undefined || stopping?.()) return undefined;
-          const outcome = await sendDelivery(send, deliveryId, { finalAttempt });
-          if (outcome.status === 'failed' && outcome.unavailable) unreachable ??= outcome.error;
-          if (outcome.status === 'sent') log.info({ delivery_id: deliveryId, message_id: outcome.messageId }, 'e-mail sent');
-          else if (outcome.status === 'cancelled') log.info({ delivery_id: deliveryId, reason: outcome.reason }, 'e-mail cancelled');
-          else if (outcome.status === 'skipped') log.debug({ delivery_id: deliveryId, reason: outcome.reason }, 'e-mail skipped');
-          return outcome;
-        }),
-      ),
-    );
+    const result = await sendDeliveries(sendContext(), deliveryIds, {
+      slots: mailSlots,
+      finalAttempt,
+      stopping,
+      onOutcome: (deliveryId, outcome) => {
+        if (outcome.status === 'sent') log.info({ delivery_id: deliveryId, message_id: outcome.messageId }, 'e-mail sent');
+        else if (outcome.status === 'cancelled') log.info({ delivery_id: deliveryId, reason: outcome.reason }, 'e-mail cancelled');
+        else if (outcome.status === 'skipped') log.debug({ delivery_id: deliveryId, reason: outcome.reason }, 'e-mail skipped');
+      },
+    });
     // A server that took an e-mail is back, unless another of these found it away since.
-    const sent = outcomes.filter((outcome) => outcome?.status === 'sent').length;
-    if (unreachable === undefined && sent && ctx.sendPause?.active) {
+    if (result.unreachable === undefined && result.sent && ctx.sendPause?.active) {
       ctx.sendPause.reset();
       log.info('SMTP server available again: mail resumed');
     }
-    return { outcomes, unreachable, sent };
+    return result;
   };
   /** Pauses the send queue for every sender (queue.rateLimit) while the SMTP server cannot be reached. */
   const pauseSending = async (error: string, log: Logger) => {

@@ -1,6 +1,6 @@
 import type { EventRecord, Frequency, Scope } from '@notify/core';
 import { hotPoolOf, named, type DatabaseHandle } from '../client';
-import { EVENT_JSON } from './event-json';
+import { EVENT_COLUMNS } from './event-json';
 
 /** An event of a claimed delivery (core's EventRecord), as json_build_object gives it: the time as text. */
 export type DeliveryEvent = Omit<EventRecord, 'organization_id' | 'occurred_at' | 'fingerprint'> & { occurred_at: string };
@@ -65,8 +65,8 @@ export async function claimDeliveries(db: DatabaseHandle, deliveryIds: readonly 
             c.organization_name, COALESCE(c.time_zone, t.timezone, c.timezone) AS timezone, t.name AS member_name, COALESCE(t.bouncing_since IS NOT NULL, false) AS bouncing,
             c.test_event IS NOT NULL AS test,
             CASE WHEN c.test_event IS NOT NULL THEN json_build_array(c.test_event) ELSE COALESCE(
-              (SELECT json_agg(${EVENT_JSON} ORDER BY e.occurred_at DESC, e.id)
-                 FROM (SELECT e.* FROM matches m JOIN events e ON e.organization_id = m.organization_id AND e.id = m.event_id AND e.received_at = m.event_received_at
+              (SELECT json_agg(e ORDER BY e.occurred_at DESC, e.id)
+                 FROM (SELECT ${EVENT_COLUMNS} FROM matches m JOIN events e ON e.organization_id = m.organization_id AND e.id = m.event_id AND e.received_at = m.event_received_at
                         WHERE m.rule_id = c.rule_id AND m.period_key = c.period_key AND m.status::text = 'delivered' AND ${MEMBERS_MATCH}
                         ORDER BY e.occurred_at DESC, e.id
                         LIMIT $3) e),

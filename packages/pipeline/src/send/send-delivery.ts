@@ -275,8 +275,9 @@ export async function sendDeliveries(ctx: SendContext, deliveryIds: readonly str
       // Left sending: the reconciler asks again once the claim is old enough.
     }
   };
-  // A claim that waited a third of the timeout for its turn goes back: it is claimed again then,
-  // and is never old enough meanwhile for another sender to take it for abandoned.
+  // A claim that waited a third of the timeout for its turn goes back (found by a sweep as often):
+  // it is claimed again at its turn, and is never old enough meanwhile for another sender to take it
+  // for abandoned.
   const staleAfterMs = claimTimeoutMs / 3;
   const sweep = setInterval(() => {
     for (const [deliveryId, entry] of ahead) {
@@ -294,6 +295,8 @@ export async function sendDeliveries(ctx: SendContext, deliveryIds: readonly str
           const mine = ahead.get(deliveryId);
           if (!mine) return { status: 'skipped', reason: 'being sent by this process' };
           ahead.delete(deliveryId);
+          // Each e-mail starts on a claim younger than a third of the timeout, as one claimed at its turn would.
+          if (!mine.putBack && Date.now() - mine.at > staleAfterMs) mine.putBack = putBack(deliveryId, mine.claim);
           let outcome: SendOutcome;
           try {
             let delivery: ClaimedDelivery | undefined;

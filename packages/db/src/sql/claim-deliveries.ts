@@ -2,7 +2,7 @@ import type { EventRecord, Frequency, Scope } from '@notify/core';
 import { hotPoolOf, named, type DatabaseHandle } from '../client';
 import { EVENT_COLUMNS } from './event-json';
 
-/** An event of a claimed delivery (core's EventRecord), as json_build_object gives it: the time as text. */
+/** An event of a claimed delivery (core's EventRecord), as PostgreSQL's JSON of a row of EVENT_COLUMNS gives it: the time as text. */
 export type DeliveryEvent = Omit<EventRecord, 'organization_id' | 'occurred_at' | 'fingerprint'> & { occurred_at: string };
 
 /** A delivery claimed for sending, with what its e-mail needs. */

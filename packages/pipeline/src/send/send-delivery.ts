@@ -2,7 +2,7 @@ import { unsubscribeToken, type EventDetails } from '@notify/core';
 import { cancelDelivery, claimDeliveries, markBouncing, markDeliveriesSent, suppressDelivery, postponeDelivery, recordFailedAttempt, releaseDelivery, type ClaimedDelivery, type DeliveryEvent } from '@notify/db';
 import { classifySendError, isServerUnavailable, recipientBounce, type RenderedMail, type MailRenderer, type MailTransport, type MailContent, type SharedMail } from '@notify/mail';
 import { Batcher } from '../batcher';
-import type { Slots } from '../slots';
+import { Slots } from '../slots';
 import type { PipelineContext } from '../context';
 
 export interface SendContext extends PipelineContext {
@@ -83,8 +83,8 @@ const BATCH_OPTIONS = { maxBatch: MAX_BATCH, concurrency: 1 };
  * A "sent" record waits this long for others to share its statement: nobody waits on it (the
  * e-mail is the server's, its slot given up: sendDeliveries), and a statement of 3 or 4 records,
  * as e-mails finishing one by one made them, cost PostgreSQL and us about three times as much a
- * record as one of 16 (measured on the same database, alternated). The e-mail could go twice
- * should the process die in between: as long again as the record's own round trip.
+ * record as one of 16 (measured on the same database, alternated). It widens by as much the
+ * window in which a process killed after the server's accept leaves an e-mail to be sent again.
  */
 const RECORD_LINGER_MS = 10;
 const senders = new WeakMap<SendContext, Sender>();
@@ -193,25 +193,13 @@ export function messageIdFor(deliveryId: string, domain: string): string {
 }
 
 /**
- * Sends one delivery. Claims it first (pending → sending, attempts + 1), so a
- * delivery already sent or cancelled is never sent again, and one being sent is
- * not sent alongside, whichever process or retry asks. The Message-ID is the delivery's own, the same on every attempt.
- * A transient SMTP failure puts it back to pending and throws, for the queue to
- * retry with backoff; `finalAttempt` records it as failed instead. A server that cannot be
- * reached at all is not this message's failure: the delivery goes back to pending with its
- * attempt uncounted, and the caller pauses sending until the server is back.
+ * Sends one delivery, as sendDeliveries sends a list of one, outside the process's slots (tests, and
+ * callers that bound nothing): its outcome.
  */
 export async function sendDelivery(ctx: SendContext, deliveryId: string, options: { finalAttempt?: boolean } = {}): Promise<SendOutcome> {
-  const sender = senderOf(ctx);
-  if (sender.inProcess.has(deliveryId)) return { status: 'skipped', reason: 'being sent by this process' };
-  sender.inProcess.add(deliveryId);
-  try {
-    // One round trip, shared with the sender's other claims of the moment: the claim and, for the
-    // claimed delivery only, its period's events.
-    return await sendClaimed(ctx, sender, deliveryId, await sender.claims.submit(deliveryId), options);
-  } finally {
-    sender.inProcess.delete(deliveryId);
-  }
+  const { outcomes } = await sendDeliveries(ctx, [deliveryId], { slots: new Slots(1), finalAttempt: options.finalAttempt === true });
+  // A list of one always starts: nothing before it found the server away.
+  return outcomes[0]!;
 }
 
 /** How many deliveries of a list sendDeliveries claims in one go, ahead of their turn. */
@@ -236,16 +224,23 @@ export interface SendManyResult {
 }
 
 /**
- * Sends a list of deliveries (a send job's, or those this process made), each as sendDelivery
- * would, at most `slots` e-mails at once in the process. Claims go ahead of the e-mails, CLAIM_AHEAD
- * deliveries of the list in one statement, rather than one delivery's as its slot frees (3 or 4 a
- * statement in the 09:00 wave, for a claim that costs a round trip more than its rows); an e-mail
- * gives its slot up once the server has it, and its record is written with the others of the
- * moment (RECORD_LINGER_MS). A delivery claimed ahead waits for a slot as long as the e-mails
- * before it take; one that waits a third of the claim timeout is put back (pending) and claimed
- * again at its turn, so its claim never looks abandoned to another sender meanwhile. Once the
- * server cannot be reached, or `stopping` says so, the deliveries not started go back to pending,
- * their attempt uncounted.
+ * Sends a list of deliveries (a send job's, or those this process made), at most `slots` e-mails at
+ * once in the process. Each is claimed first (pending → sending, attempts + 1), so a delivery already
+ * sent or cancelled is never sent again, and one being sent is not sent alongside, whichever process
+ * or retry asks; the Message-ID is the delivery's own, the same on every attempt. A failed attempt
+ * is recorded (pending again for a transient failure, failed for a permanent one or `finalAttempt`);
+ * a server that cannot be reached at all is not the message's failure: the delivery goes back to
+ * pending with its attempt uncounted, the deliveries after it do not start, and the caller pauses
+ * sending until the server is back.
+ *
+ * Claims go ahead of the e-mails, CLAIM_AHEAD deliveries of the list in one statement, rather than
+ * one delivery's as its slot frees (3 or 4 a statement in the 09:00 wave, for a claim that costs a
+ * round trip more than its rows); an e-mail gives its slot up once the server has it, and its record
+ * is written with the others of the moment (RECORD_LINGER_MS). A delivery claimed ahead waits for a
+ * slot as long as the e-mails before it take; one that waits a third of the claim timeout is put
+ * back (pending) and claimed again at its turn, so its claim never looks abandoned to another
+ * sender meanwhile. Once the server cannot be reached, or `stopping` says so, the deliveries
+ * claimed ahead and not started go back to pending, their attempt uncounted.
  */
 export async function sendDeliveries(ctx: SendContext, deliveryIds: readonly string[], options: SendManyOptions): Promise<SendManyResult> {
   const sender = senderOf(ctx);
@@ -253,9 +248,23 @@ export async function sendDeliveries(ctx: SendContext, deliveryIds: readonly str
   /** Claims made ahead and not started yet, by delivery: when asked for, and once put back, the putting back. */
   const ahead = new Map<string, { claim: Promise<ClaimedDelivery | undefined>; at: number; putBack?: Promise<void> }>();
   let claimedTo = 0;
+  /** Puts back (pending, the attempt uncounted) a delivery claimed ahead; it never fails: one left sending is asked for again once its claim is old enough. */
+  const putBack = async (deliveryId: string, claim: Promise<ClaimedDelivery | undefined>) => {
+    try {
+      if (await claim) await releaseDelivery(ctx.db, deliveryId);
+    } catch {
+      // Left sending: the reconciler asks again once the claim is old enough.
+    }
+  };
+  // A claim that waited a third of the timeout for its turn goes back (found by a sweep as often,
+  // started once a claim is made ahead of its turn): it is claimed again at its turn, and is never
+  // old enough meanwhile for another sender to take it for abandoned.
+  const staleAfterMs = claimTimeoutMs / 3;
+  let sweep: NodeJS.Timeout | undefined;
+  /** Claims the deliveries from the one whose turn it is (the first not claimed yet) to CLAIM_AHEAD of them. */
   const claimAhead = (from: number) => {
-    const to = Math.min(deliveryIds.length, Math.max(from, claimedTo) + CLAIM_AHEAD);
-    for (let i = Math.max(from, claimedTo); i < to; i++) {
+    claimedTo = Math.min(deliveryIds.length, from + CLAIM_AHEAD);
+    for (let i = from; i < claimedTo; i++) {
       const id = deliveryIds[i]!;
       // Another list of this process has it (or this one twice): its turn here is skipped.
       if (sender.inProcess.has(id)) continue;
@@ -265,25 +274,14 @@ export async function sendDeliveries(ctx: SendContext, deliveryIds: readonly str
       claim.catch(() => {});
       ahead.set(id, { claim, at: Date.now() });
     }
-    claimedTo = Math.max(claimedTo, to);
-  };
-  /** Puts back (pending, the attempt uncounted) a delivery claimed ahead; it never fails: one left sending is asked for again once its claim is old enough. */
-  const putBack = async (deliveryId: string, claim: Promise<ClaimedDelivery | undefined>) => {
-    try {
-      if (await claim) await releaseDelivery(ctx.db, deliveryId);
-    } catch {
-      // Left sending: the reconciler asks again once the claim is old enough.
+    if (claimedTo > from + 1) {
+      sweep ??= setInterval(() => {
+        for (const [deliveryId, entry] of ahead) {
+          if (!entry.putBack && Date.now() - entry.at > staleAfterMs) entry.putBack = putBack(deliveryId, entry.claim);
+        }
+      }, staleAfterMs);
     }
   };
-  // A claim that waited a third of the timeout for its turn goes back (found by a sweep as often):
-  // it is claimed again at its turn, and is never old enough meanwhile for another sender to take it
-  // for abandoned.
-  const staleAfterMs = claimTimeoutMs / 3;
-  const sweep = setInterval(() => {
-    for (const [deliveryId, entry] of ahead) {
-      if (!entry.putBack && Date.now() - entry.at > staleAfterMs) entry.putBack = putBack(deliveryId, entry.claim);
-    }
-  }, staleAfterMs);
   let unreachable: string | undefined;
   let settled: Array<PromiseSettledResult<SendOutcome | undefined>>;
   try {
@@ -299,13 +297,7 @@ export async function sendDeliveries(ctx: SendContext, deliveryIds: readonly str
           if (!mine.putBack && Date.now() - mine.at > staleAfterMs) mine.putBack = putBack(deliveryId, mine.claim);
           let outcome: SendOutcome;
           try {
-            let delivery: ClaimedDelivery | undefined;
-            if (mine.putBack) {
-              await mine.putBack;
-              delivery = await sender.claims.submit(deliveryId);
-            } else {
-              delivery = await mine.claim;
-            }
+            const delivery = await (mine.putBack ? mine.putBack.then(() => sender.claims.submit(deliveryId)) : mine.claim);
             outcome = await sendClaimed(ctx, sender, deliveryId, delivery, { finalAttempt: options.finalAttempt, release });
           } finally {
             sender.inProcess.delete(deliveryId);

@@ -2,7 +2,7 @@ import { SCOPES } from '@notify/core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { MailRenderer } from './mail-content';
 import { sevenBitBody } from './mime-message';
-import { createMailRenderer, escapeHtmlAscii } from './renderer';
+import { asciiHtml, createMailRenderer, escapeHtmlAscii } from './renderer';
 import { scopeLabel } from './scope-labels';
 import { DIGEST_MJML, INSTANT_MJML } from './templates/mjml-templates';
 import { TEXT_TEMPLATE } from './templates/text-template';
@@ -41,6 +41,29 @@ describe('createMailRenderer', () => {
     const longest = Math.max(...html.split('\r\n').map((line) => line.length));
     expect(longest).toBeLessThanOrEqual(998);
     expect(sevenBitBody(html)).toBe(html);
+  });
+
+  it('keeps a digest of 60 events on 60 assets under the 102 KB past which Gmail cuts the HTML off, unsubscribe link and all', () => {
+    const events = Array.from({ length: 60 }, (_, i) =>
+      makeEvent({ asset: `host${i}.example.com`, title: `Event ${i}`, data: { port: 3000 + i, service: 'rdp', banner: `banner ${i}` } }),
+    );
+    const { html } = renderer.render(makeContent({ kind: 'digest', frequency: 'daily', events, unsubscribeUrl: 'https://notify.example.com/u/token' }));
+    // A section for each asset, as MJML wraps one, made it 191 KB (151 KB with the indentation trimmed).
+    expect(html.length).toBeLessThan(102 * 1024);
+    // No line starts or ends with MJML's indentation.
+    expect(html).not.toMatch(/[ \t]\r\n|\r\n[ \t]/);
+    const seen = visibleText(html);
+    for (const i of [0, 29, 59]) expect(seen).toContain(`host${i}.example.com`);
+    expect(seen).toContain('Event 59');
+    expect(seen).toContain('Unsubscribe from this rule');
+  });
+
+  it('refuses a template whose spaces at a line break are its text, and trims them elsewhere', () => {
+    expect(asciiHtml('<p>\n    a\n  <b>b</b>  \n</p>')).toBe('<p>\r\na\r\n<b>b</b>\r\n</p>');
+    expect(asciiHtml('<div style="white-space:pre-line">\n  a</div>')).toBe('<div style="white-space:pre-line">\r\na</div>');
+    for (const kept of ['<pre>\n  a</pre>', '<textarea>\n a</textarea>', '<div style="white-space:pre">x</div>', '<div style="white-space: pre-wrap;">x</div>']) {
+      expect(() => asciiHtml(kept), kept).toThrow(/keeps its spaces/);
+    }
   });
 
   it('writes ASCII HTML whatever the values hold: each other character as a numeric reference a reader sees as itself', () => {

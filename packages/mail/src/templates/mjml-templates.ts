@@ -56,11 +56,16 @@ const ASSET_TABLE = `
     </mj-section>
     <mj-raw>{{/assetCounts.length}}</mj-raw>`;
 
+// Every asset's group in one section, a line above each: a section each wrapped every asset in
+// about 1.7 KB of MJML's tables and Outlook conditionals (a digest of 20 events on 20 assets: 79 KB
+// of HTML that way, 45 KB this way, 39 KB with the indentation trimmed, see asciiHtml). Gmail
+// cuts an e-mail's HTML off past 102 KB, the unsubscribe link with it.
 const EVENT_GROUPS = `
-    <mj-raw>{{#groups}}</mj-raw>
     <mj-section>
-      <mj-column border-top="1px solid #e5e7eb">
-        <mj-text>
+      <mj-column>
+        <mj-text padding-top="0" padding-bottom="0">
+          {{#groups}}
+          <div style="border-top:1px solid #e5e7eb;padding:10px 0 0;margin:0 0 14px">
           <h2 style="margin:8px 0 4px;font-size:16px">{{asset}}{{#assetType}} <span style="color:#6b7280;font-weight:400">({{assetType}})</span>{{/assetType}} <span style="color:#6b7280;font-weight:400">· {{countText}}</span></h2>
           {{#severities}}
           <h3 style="margin:12px 0 6px;font-size:13px;color:{{color}};text-transform:uppercase">{{label}} · {{count}}</h3>
@@ -74,10 +79,11 @@ const EVENT_GROUPS = `
           </div>
           {{/events}}
           {{/severities}}
+          </div>
+          {{/groups}}
         </mj-text>
       </mj-column>
     </mj-section>
-    <mj-raw>{{/groups}}</mj-raw>
     <mj-raw>{{#moreText}}</mj-raw>
     <mj-section>
       <mj-column>

@@ -3,7 +3,7 @@ import DKIM from 'nodemailer/lib/dkim';
 import SMTPPool from 'nodemailer/lib/smtp-pool';
 import type { MailTransport, OutgoingMail, SendResult } from './outgoing-mail';
 import { installFastDotStuffing } from './dot-stuffing';
-import { composeMessage } from './mime-message';
+import { composeMessage, type MimeMessage } from './mime-message';
 import { toMailError } from './send-errors';
 
 installFastDotStuffing();
@@ -71,18 +71,29 @@ export function createSmtpTransport(options: SmtpTransportOptions): MailTranspor
   });
   const dkim = options.dkim ? new DKIM({ ...options.dkim, headerFieldNames: DKIM_SIGNED_HEADERS }) : null;
 
+  async function sendComposed({ envelope, raw }: MimeMessage, messageId: string): Promise<SendResult> {
+    try {
+      const info = await new Promise<{ response?: unknown }>((resolve, reject) => {
+        pool.send(poolMessage(envelope, raw, messageId, dkim), (error, sent) => (error ? reject(error) : resolve(sent ?? {})));
+      });
+      return { response: String(info.response ?? '') };
+    } catch (error) {
+      throw toMailError(error);
+    }
+  }
+
   return {
     kind: 'smtp',
-    async send(mail: OutgoingMail): Promise<SendResult> {
-      const { envelope, raw } = composeMessage(mail);
+    // Not async: the mail (its HTML and text, tens of KB) is composed into bytes here and held by
+    // nothing while the server takes them, rather than by a suspended frame until it has.
+    send(mail: OutgoingMail): Promise<SendResult> {
+      let composed: MimeMessage;
       try {
-        const info = await new Promise<{ response?: unknown }>((resolve, reject) => {
-          pool.send(poolMessage(envelope, raw, mail.messageId, dkim), (error, sent) => (error ? reject(error) : resolve(sent ?? {})));
-        });
-        return { response: String(info.response ?? '') };
+        composed = composeMessage(mail);
       } catch (error) {
-        throw toMailError(error);
+        return Promise.reject(error);
       }
+      return sendComposed(composed, mail.messageId);
     },
     async verify(): Promise<void> {
       try {

@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DUE_MATCHES_READ_PER_PERIOD, findDuePeriods } from '@notify/db';
+import { DUE_PERIODS_PAGE } from '@notify/pipeline';
 import { createTestDatabase } from '../support/database';
+import { startPipeline, type PipelineHarness } from '../support/pipeline';
+import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
 
 describe('findDuePeriods: the periods whose pending matches are due, longest due first', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -49,4 +52,57 @@ describe('findDuePeriods: the periods whose pending matches are due, longest due
     await db.pool.query(`UPDATE matches SET status = 'delivered' WHERE period_key = 'big'`);
     expect(await findDuePeriods(db, now, 2)).toEqual([{ ruleId: rules[1], periodKey: 'small' }]);
   });
+});
+
+describe('the schedule stage: a tick goes on while it finds full pages of due periods', () => {
+  let smtp: TestSmtpServer;
+  let p: PipelineHarness;
+  const TICK_MS = 4000;
+  const PERIODS = 2 * DUE_PERIODS_PAGE + DUE_PERIODS_PAGE / 2;
+
+  beforeAll(async () => {
+    smtp = await startSmtpServer();
+    // The reconciler, which asks for due periods too, kept out of it.
+    p = await startPipeline(smtp, { SCHEDULER_TICK_MS: String(TICK_MS), RECONCILE_INTERVAL_MS: '600000' });
+  });
+  afterAll(async () => {
+    await p?.stop();
+    await smtp?.close();
+  });
+
+  it('delivers two and a half pages of periods due at once within one tick, not a page a tick', async () => {
+    const org = randomUUID();
+    const rules = Array.from({ length: PERIODS }, () => randomUUID());
+    const client = await p.db.pool.connect();
+    try {
+      // Rules without members: their periods are delivered (the matches dropped) without e-mails. All
+      // made due at once, in one transaction.
+      await client.query('BEGIN');
+      await client.query(`INSERT INTO organizations (id, name) VALUES ($1, 'o')`, [org]);
+      await client.query(`INSERT INTO notification_rules (id, organization_id, name, scope, frequency, delivery_hour) SELECT unnest($1::uuid[]), $2, 'r', 'asset_dns_changed', 'daily', 9`, [rules, org]);
+      await client.query(`INSERT INTO events (organization_id, id, scope, occurred_at, asset, title, matched_at) SELECT $1, r::text, 'asset_dns_changed', now(), 'a.example', 't', now() FROM unnest($2::uuid[]) AS r`, [org, rules]);
+      await client.query(
+        `INSERT INTO matches (rule_id, organization_id, event_id, event_received_at, period_key, due_at, status)
+         SELECT e.id::uuid, e.organization_id, e.id, e.received_at, 'p', now() - interval '1 minute', 'pending' FROM events e WHERE e.organization_id = $1`,
+        [org],
+      );
+      await client.query('COMMIT');
+    } finally {
+      client.release();
+    }
+    const pending = async () => (await p.db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM matches WHERE status = 'pending'`)).rows[0]!.n;
+    let firstAt: number | undefined;
+    const deadline = Date.now() + 4 * TICK_MS;
+    let left = PERIODS;
+    while (left > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      left = await pending();
+      if (left < PERIODS) firstAt ??= Date.now();
+    }
+    expect(left).toBe(0);
+    // A page a tick took two more ticks after the first page (8 s).
+    expect(Date.now() - firstAt!).toBeLessThan(TICK_MS);
+    const { rows } = await p.db.pool.query<{ status: string; n: number }>(`SELECT status::text, count(*)::int AS n FROM matches GROUP BY 1`);
+    expect(rows).toEqual([{ status: 'dropped', n: PERIODS }]);
+  }, 30_000);
 });

@@ -9,7 +9,7 @@ import {
   maintainHistory,
   RETENTION_INTERVAL_MS,
   refreshStatistics,
-  requestDuePeriods,
+  scheduleTick,
   STATISTICS_INTERVAL_MS,
   RuleIndex,
   subscribeToRuleChanges,
@@ -190,7 +190,9 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
       metrics?.trackInProcess('deliver', () => delivering.pending);
       deliverHere = delivering;
     }
-    stops.push(every(config.pipeline.scheduleTickMs, () => requestDuePeriods(pipeline, { deliverHere: deliverHere?.take }), logger, 'due periods'));
+    // A tick that finds a full page of due periods, and delivers them here, looks again once they are delivered (scheduleTick).
+    const here = deliverHere;
+    stops.push(every(config.pipeline.scheduleTickMs, () => scheduleTick(pipeline, { deliverHere: here?.take, delivered: here && (() => here.settled()) }), logger, 'due periods'));
     stops.push(
       every(config.pipeline.reconcileIntervalMs, async () => {
         const result = await reconcile(pipeline, { graceMs: config.pipeline.reconcileGraceMs });

@@ -13,6 +13,31 @@ export interface DuePeriod {
  */
 export type DeliverHere = (periods: readonly DuePeriod[]) => DuePeriod[];
 
+/** The most due periods the schedule stage asks for at once. */
+export const DUE_PERIODS_PAGE = 1000;
+
+/** A bound on a tick's pages, should periods delivered without error stay due: the next tick goes on. */
+const MAX_PAGES_A_TICK = 50;
+
+/**
+ * A tick of the schedule stage: requestDuePeriods, again and again while it finds a full page that
+ * `deliverHere` takes, each time once `delivered` says the periods taken here are delivered (false:
+ * one failed, or the process is closing, and the next tick tries). A page a tick held the 09:00
+ * wave to 1,000 periods a second at the default tick, whatever the SMTP server took (the bench's
+ * 20,000 one-member digests: 932 e-mails a second that way, 1,104 this way; the raw client 1,250). Without
+ * delivery here (the periods go to deliver jobs, which the next page would find still pending),
+ * one page a tick. Returns how many periods were due in all.
+ */
+export async function scheduleTick(ctx: PipelineContext, options: { deliverHere?: DeliverHere; delivered?: () => Promise<boolean> } = {}): Promise<number> {
+  const { deliverHere, delivered } = options;
+  let total = 0;
+  for (let page = 1; ; page++) {
+    const found = await requestDuePeriods(ctx, { deliverHere });
+    total += found;
+    if (found < DUE_PERIODS_PAGE || page >= MAX_PAGES_A_TICK || !deliverHere || !delivered || !(await delivered())) return total;
+  }
+}
+
 /**
  * The schedule stage: asks for the deliver job of every (rule, period) whose pending matches are
  * due, or hands them to `deliverHere`. Deliver job ids are deterministic, so schedule roles running
@@ -25,7 +50,7 @@ export async function requestDuePeriods(
   ctx: PipelineContext,
   options: { limit?: number; replaceFinished?: boolean; deliverHere?: DeliverHere; dueBefore?: Date } = {},
 ): Promise<number> {
-  const due = await findDuePeriods(ctx.db, options.dueBefore ?? ctx.now(), options.limit ?? 1000);
+  const due = await findDuePeriods(ctx.db, options.dueBefore ?? ctx.now(), options.limit ?? DUE_PERIODS_PAGE);
   const queued = options.deliverHere ? options.deliverHere(due) : due;
   await ctx.queues.requestDeliver(queued, 0, { replaceFinished: options.replaceFinished });
   return due.length;

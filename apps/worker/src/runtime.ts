@@ -191,8 +191,7 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
       deliverHere = delivering;
     }
     // A tick that finds a full page of due periods, and delivers them here, looks again once they are delivered (scheduleTick).
-    const here = deliverHere;
-    stops.push(every(config.pipeline.scheduleTickMs, () => scheduleTick(pipeline, { deliverHere: here?.take, delivered: here && (() => here.settled()) }), logger, 'due periods'));
+    stops.push(every(config.pipeline.scheduleTickMs, () => scheduleTick(pipeline, deliverHere), logger, 'due periods'));
     stops.push(
       every(config.pipeline.reconcileIntervalMs, async () => {
         const result = await reconcile(pipeline, { graceMs: config.pipeline.reconcileGraceMs });

@@ -1,4 +1,4 @@
-import type { DuePeriod } from '@notify/pipeline';
+import type { DeliveringHere, DuePeriod } from '@notify/pipeline';
 import type { Logger } from '@notify/observability';
 import { InProcessWork } from './in-process-work';
 
@@ -19,7 +19,7 @@ const keyOf = (period: DuePeriod) => `${period.ruleId}|${period.periodKey}`;
  * (this process's or another's) finds it again. Two processes that deliver the same period make one
  * delivery per member: the rule's row lock and the delivered matches see to it (deliverPeriods).
  */
-export class InProcessDelivery extends InProcessWork {
+export class InProcessDelivery extends InProcessWork implements DeliveringHere {
   private readonly inFlight = new Set<string>();
 
   constructor(

@@ -116,6 +116,38 @@ describe('InProcessDelivery', () => {
     expect(calls).toHaveLength(2);
   });
 
+  it('says when what it took is settled whether the schedule stage may read the next page: not after a failure, nor once closing', async () => {
+    const { calls, deliver } = heldDelivery();
+    const here = new InProcessDelivery(deliver, capturedLogger().logger, 10);
+    here.take(due('a'));
+    here.take(due('b'));
+    let settled: boolean | undefined;
+    const settling = here.settled().then((ok) => {
+      settled = ok;
+    });
+    calls[0]!.finish();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // It waits for every period taken, not the first.
+    expect(settled).toBeUndefined();
+    calls[1]!.finish();
+    await settling;
+    expect(settled).toBe(true);
+
+    here.take(due('c'));
+    here.take(due('d'));
+    calls[2]!.finish(new Error('connection terminated'));
+    calls[3]!.finish();
+    expect(await here.settled()).toBe(false);
+    // A failure counts once: the next tick's pages go on.
+    expect(await here.settled()).toBe(true);
+
+    here.take(due('e'));
+    const closing = here.close();
+    calls[4]!.finish();
+    expect(await here.settled()).toBe(false);
+    await closing;
+  });
+
   it('on close, declines everything and waits for what it took', async () => {
     const { calls, deliver } = heldDelivery();
     const here = new InProcessDelivery(deliver, capturedLogger().logger, 10);

@@ -19,22 +19,28 @@ export const DUE_PERIODS_PAGE = 1000;
 /** A bound on a tick's pages, should periods delivered without error stay due: the next tick goes on. */
 const MAX_PAGES_A_TICK = 50;
 
+/** A process's own delivery of due periods (the deliver role beside the schedule role). */
+export interface DeliveringHere {
+  take: DeliverHere;
+  /** Waits for the periods taken so far: true when all were delivered and more may be taken. */
+  settled(): Promise<boolean>;
+}
+
 /**
  * A tick of the schedule stage: requestDuePeriods, again and again while it finds a full page that
- * `deliverHere` takes, each time once `delivered` says the periods taken here are delivered (false:
- * one failed, or the process is closing, and the next tick tries). A page a tick held the 09:00
- * wave to 1,000 periods a second at the default tick, whatever the SMTP server took (the bench's
- * 20,000 one-member digests: 932 e-mails a second that way, 1,104 this way; the raw client 1,250). Without
- * delivery here (the periods go to deliver jobs, which the next page would find still pending),
- * one page a tick. Returns how many periods were due in all.
+ * `here` takes, each time once the periods taken are delivered (not when one failed, or the process
+ * is closing: the next tick tries). A page a tick held the 09:00 wave to 1,000 periods a second at
+ * the default tick, whatever the SMTP server took (the bench's 20,000 one-member digests: 932
+ * e-mails a second that way, 1,104 this way; the raw client 1,250). Without delivery here (the
+ * periods go to deliver jobs, which the next page would find still pending), one page a tick.
+ * Returns how many periods were due in all.
  */
-export async function scheduleTick(ctx: PipelineContext, options: { deliverHere?: DeliverHere; delivered?: () => Promise<boolean> } = {}): Promise<number> {
-  const { deliverHere, delivered } = options;
+export async function scheduleTick(ctx: PipelineContext, here?: DeliveringHere): Promise<number> {
   let total = 0;
   for (let page = 1; ; page++) {
-    const found = await requestDuePeriods(ctx, { deliverHere });
+    const found = await requestDuePeriods(ctx, { deliverHere: here?.take });
     total += found;
-    if (found < DUE_PERIODS_PAGE || page >= MAX_PAGES_A_TICK || !deliverHere || !delivered || !(await delivered())) return total;
+    if (found < DUE_PERIODS_PAGE || page >= MAX_PAGES_A_TICK || !here || !(await here.settled())) return total;
   }
 }
 

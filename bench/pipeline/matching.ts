@@ -136,7 +136,7 @@ export async function run(res: Resources): Promise<PartReport> {
     const matcher = await res.child('matcher', processEnv(schema, prefix, { ROLES: 'match' }), 300_000);
     const loaded = matcher.ready.memory;
     log(`${label}: matcher started with ${matcher.ready.rules} rules in ${seconds(performance.now() - loadStart)}: RSS ${mb(loaded.rss)} MB, heap ${mb(loaded.heapUsed)} MB`);
-    const [nodeCpuBefore, pgCpu] = [await cpuSeconds(matcher.pid), await CommandCpu.begin('postgres')];
+    const [nodeCpuBefore, pgCpu] = [await cpuSeconds(matcher.pid), CommandCpu.begin('postgres')];
     const start = performance.now();
     await Promise.all([...queues.match.values()].map((queue) => queue.resume()));
     let lastReport = start;
@@ -155,7 +155,7 @@ export async function run(res: Resources): Promise<PartReport> {
     );
     const elapsed = end - start;
     const rate = events.length / (elapsed / 1000);
-    const cpu = { matcher: round((await cpuSeconds(matcher.pid)) - nodeCpuBefore, 2), postgres: round(await pgCpu.stop(), 2) };
+    const cpu = { matcher: round((await cpuSeconds(matcher.pid)) - nodeCpuBefore, 2), postgres: round(pgCpu.stop(), 2) };
     const after = await matcher.next('memory', { send: { type: 'memory' } });
     log(`${label}: ${round(rate)} events/s (${seconds(elapsed)}); RSS ${mb(after.memory.rss)} MB, peak ${after.memory.peakRss === null ? '?' : mb(after.memory.peakRss)} MB`);
     let failedJobs = 0;

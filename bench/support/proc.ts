@@ -19,7 +19,7 @@ export async function cpuSeconds(pid: number): Promise<number> {
  * `postgres`), by pid. Read synchronously: 1–2 ms for a machine's processes, where awaiting each
  * file cost 17 ms of the bench's CPU.
  */
-export async function cpuSecondsByPid(command: string): Promise<Map<number, number>> {
+function cpuSecondsByPid(command: string): Map<number, number> {
   const seconds = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -51,34 +51,30 @@ const SAMPLE_MS = 1000;
  * share read 0.2 s per 1,000 e-mails instead of 1.3 in some runs of the digests part).
  */
 export class CommandCpu {
-  private readonly last = new Map<number, number>();
-  private timer: NodeJS.Timeout | undefined;
-  private sampling: Promise<void> = Promise.resolve();
+  private readonly last: Map<number, number>;
+  private readonly timer: NodeJS.Timeout;
 
   private constructor(
     private readonly command: string,
     private readonly start: Map<number, number>,
   ) {
-    for (const [pid, seconds] of start) this.last.set(pid, seconds);
-    this.timer = setInterval(() => {
-      this.sampling = this.sample();
-    }, SAMPLE_MS);
+    this.last = new Map(start);
+    this.timer = setInterval(() => this.sample(), SAMPLE_MS);
     this.timer.unref();
   }
 
-  static async begin(command: string): Promise<CommandCpu> {
-    return new CommandCpu(command, await cpuSecondsByPid(command));
+  static begin(command: string): CommandCpu {
+    return new CommandCpu(command, cpuSecondsByPid(command));
   }
 
-  private async sample(): Promise<void> {
-    for (const [pid, seconds] of await cpuSecondsByPid(this.command)) this.last.set(pid, seconds);
+  private sample(): void {
+    for (const [pid, seconds] of cpuSecondsByPid(this.command)) this.last.set(pid, seconds);
   }
 
   /** Seconds spent since begin, as of now; the counting stops. */
-  async stop(): Promise<number> {
+  stop(): number {
     clearInterval(this.timer);
-    await this.sampling;
-    await this.sample();
+    this.sample();
     let total = 0;
     for (const [pid, seconds] of this.last) total += seconds - (this.start.get(pid) ?? 0);
     return total;
@@ -99,10 +95,10 @@ export interface CpuSplit {
  */
 export async function cpuMeter(pid: number): Promise<(units: number, per: number) => Promise<CpuSplit>> {
   const nodeBefore = await cpuSeconds(pid);
-  const [postgres, redis] = await Promise.all([CommandCpu.begin('postgres'), CommandCpu.begin('redis-server')]);
+  const [postgres, redis] = [CommandCpu.begin('postgres'), CommandCpu.begin('redis-server')];
   return async (units, per) => {
     const node = (await cpuSeconds(pid)) - nodeBefore;
-    const [pg, rd] = await Promise.all([postgres.stop(), redis.stop()]);
+    const [pg, rd] = [postgres.stop(), redis.stop()];
     const share = (seconds: number) => Math.round((seconds / Math.max(1, units)) * per * 100) / 100;
     return { node: share(node), postgres: share(pg), redis: share(rd) };
   };

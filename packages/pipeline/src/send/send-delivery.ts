@@ -352,7 +352,7 @@ async function sendClaimed(
   sender: Sender,
   deliveryId: string,
   delivery: ClaimedDelivery | undefined,
-  options: { finalAttempt?: boolean; release?: () => void },
+  options: { finalAttempt: boolean; release: () => void },
 ): Promise<SendOutcome> {
   const { db } = ctx;
   // A delivery still being sent elsewhere is skipped too: should that process have died, the
@@ -382,7 +382,7 @@ async function sendClaimed(
   try {
     await sending;
     acceptedAt = Date.now();
-    options.release?.();
+    options.release();
   } catch (error) {
     const message = (error as Error).message?.slice(0, 2000) ?? String(error);
     if (isServerUnavailable(error)) {
@@ -391,7 +391,7 @@ async function sendClaimed(
       return { status: 'failed', error: message, permanent: false, unavailable: true };
     }
     const permanent = classifySendError(error) === 'permanent';
-    const final = permanent || options.finalAttempt === true;
+    const final = permanent || options.finalAttempt;
     await recordFailedAttempt(db, deliveryId, final, message);
     // Refused for good at RCPT TO: the address bounces, and later e-mails to it are suppressed.
     const bounce = recipientBounce(error);

@@ -5,13 +5,17 @@ import { readFile } from 'node:fs/promises';
 
 const CLOCK_TICKS_PER_SECOND = 100;
 
-/** User + system CPU seconds process `pid` has used so far. */
-export async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+/** The user + system CPU seconds a /proc/<pid>/stat line counts. */
+function statSeconds(stat: string): number {
   // Fields after the command name, which is in parentheses and may hold spaces.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+}
+
+/** User + system CPU seconds process `pid` has used so far. */
+export async function cpuSeconds(pid: number): Promise<number> {
+  return statSeconds(await readFile(`/proc/${pid}/stat`, 'utf8'));
 }
 
 /**
@@ -30,8 +34,7 @@ function cpuSecondsByPid(command: string): Map<number, number> {
       continue;
     }
     if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== command) continue;
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    seconds.set(Number(entry), (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND);
+    seconds.set(Number(entry), statSeconds(stat));
   }
   return seconds;
 }

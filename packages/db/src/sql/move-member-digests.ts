@@ -37,14 +37,14 @@ export async function moveMemberDigests(tx: Transaction, move: ZoneMove, now: Da
        UPDATE matches m SET period_key = t.period_key, due_at = t.due_at
          FROM target t
         WHERE m.rule_id = t.rule_id AND m.status = 'pending' AND m.audience = '@' || $1::text
-       RETURNING m.id
+       RETURNING 1
      ), copied AS (
        INSERT INTO matches (rule_id, organization_id, event_id, event_received_at, period_key, due_at, status, audience, created_at)
        SELECT m.rule_id, m.organization_id, m.event_id, m.event_received_at, t.period_key, t.due_at, 'pending', '@' || $1::text, m.created_at
          FROM matches m JOIN target t ON t.rule_id = m.rule_id
         WHERE m.status = 'pending' AND m.audience = $5 AND m.created_at >= COALESCE($6::timestamptz, '-infinity')
        ON CONFLICT DO NOTHING
-       RETURNING id
+       RETURNING 1
      )
      SELECT (SELECT count(*) FROM own) + (SELECT count(*) FROM copied) AS n`,
     [move.memberId, rules.map((rule) => rule.id), periods.map((period) => period.key), periods.map((period) => period.dueAt), move.from, move.fromSince],

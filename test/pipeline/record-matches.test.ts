@@ -40,7 +40,7 @@ describe('recordMatches and noticeFindings answer for each row given, in order',
   it('returns the matches it recorded, status filled in, and leaves those recorded before as they were', async () => {
     const now = new Date();
     const first = [match(rules[0]!, 'plain'), match(rules[0]!, 'with,comma', { status: 'repeat' })];
-    const recorded = await withTransaction(db, (tx) => recordMatches(tx, [], first, now));
+    const { matches: recorded } = await withTransaction(db, (tx) => recordMatches(tx, [], first, now));
     expect(recorded.map((m) => [m.eventId, m.status])).toEqual([['plain', 'pending'], ['with,comma', 'repeat']]);
 
     // Again, with three new ones between the two old ones: only the new come back, in order.
@@ -50,7 +50,7 @@ describe('recordMatches and noticeFindings answer for each row given, in order',
       ...eventIds.slice(2).map((id) => match(rules[0]!, id, { audience: '' })),
       match(rules[0]!, 'with,comma'),
     ];
-    const second = await withTransaction(db, (tx) => recordMatches(tx, [], again, now));
+    const { matches: second } = await withTransaction(db, (tx) => recordMatches(tx, [], again, now));
     expect(second.map((m) => [m.ruleId, m.eventId, m.audience])).toEqual([
       [rules[1], 'plain', 'Europe/Berlin'],
       ...eventIds.slice(2).map((id) => [rules[0], id, '']),
@@ -69,7 +69,7 @@ describe('recordMatches and noticeFindings answer for each row given, in order',
     expect(Object.values(await matchedAt()).filter((at) => at === now.toISOString())).toHaveLength(2);
 
     const rest = events.slice(2);
-    const recorded = await withTransaction(db, (tx) => recordMatches(tx, rest, [match(rules[1]!, rest[0]!.id)], now));
+    const { matches: recorded } = await withTransaction(db, (tx) => recordMatches(tx, rest, [match(rules[1]!, rest[0]!.id)], now));
     expect(recorded).toHaveLength(1);
     expect(Object.values(await matchedAt())).toEqual(eventIds.map(() => now.toISOString()));
   });
@@ -86,5 +86,38 @@ describe('recordMatches and noticeFindings answer for each row given, in order',
 
     const dayAfter = new Date(at.getTime() + 24 * 3_600_000);
     expect(await withTransaction(db, (tx) => noticeFindings(tx, mixed.slice(0, 3), dayAfter))).toEqual([true, true, false]);
+  });
+
+  it('delivers a match to deliver now in the same statement: one delivery per subscribed member, the match delivered; dropped without members', async () => {
+    const [withMembers, withoutMembers] = [randomUUID(), randomUUID()];
+    const members = [randomUUID(), randomUUID()];
+    await db.pool.query(`INSERT INTO notification_rules (id, organization_id, name, scope) SELECT unnest($1::uuid[]), $2, 'r', 'asset_dns_changed'`, [[withMembers, withoutMembers], org]);
+    await db.pool.query(`INSERT INTO team_members (id, organization_id, email) SELECT unnest($1::uuid[]), $2, unnest($3::text[])`, [members, org, ['a@x.example', 'b@x.example']]);
+    await db.pool.query(`INSERT INTO notification_rule_members (rule_id, team_member_id) SELECT $1, unnest($2::uuid[])`, [withMembers, members]);
+    const now = new Date();
+    const given = [
+      match(withMembers, 'plain', { periodKey: 'i1', deliverNow: true }),
+      match(withMembers, 'with,comma', { periodKey: 'b1' }),
+      match(withoutMembers, 'plain', { periodKey: 'i2', deliverNow: true }),
+    ];
+    const { matches, deliveries } = await withTransaction(db, (tx) => recordMatches(tx, [], given, now));
+    expect(matches).toHaveLength(3);
+    expect(deliveries.map((d) => d.ruleId)).toEqual([withMembers, withMembers]);
+    const { rows } = await db.pool.query<{ team_member_id: string; period_key: string; event_count: number; email: string }>(
+      `SELECT team_member_id, period_key, event_count, email FROM deliveries WHERE id = ANY($1::uuid[]) ORDER BY email`, [deliveries.map((d) => d.id)]);
+    expect(rows).toEqual([
+      { team_member_id: members[0], period_key: 'i1', event_count: 1, email: 'a@x.example' },
+      { team_member_id: members[1], period_key: 'i1', event_count: 1, email: 'b@x.example' },
+    ]);
+    const statuses = await db.pool.query<{ rule_id: string; event_id: string; status: string }>(
+      `SELECT rule_id, event_id, status::text FROM matches WHERE rule_id = ANY($1::uuid[]) ORDER BY rule_id = $2 DESC, event_id DESC`, [[withMembers, withoutMembers], withMembers]);
+    expect(statuses.rows.map((row) => [row.rule_id, row.event_id, row.status])).toEqual([
+      [withMembers, 'with,comma', 'pending'],
+      [withMembers, 'plain', 'delivered'],
+      [withoutMembers, 'plain', 'dropped'],
+    ]);
+    // Recorded before: nothing again, and no second delivery.
+    const again = await withTransaction(db, (tx) => recordMatches(tx, [], given.slice(0, 1), now));
+    expect(again).toEqual({ matches: [], deliveries: [] });
   });
 });

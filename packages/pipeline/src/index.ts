@@ -8,7 +8,7 @@ export { RuleIndex, type IndexedRule } from './rules/rule-index';
 export { createRuleChangeAnnouncer, subscribeToRuleChanges, type RuleChange, type RuleChangeAnnouncer } from './rules/rule-changes';
 export { matchEvents, type MatchResult } from './match/match-events';
 export { DUE_PERIODS_PAGE, requestDuePeriods, scheduleTick, type DeliverHere, type DeliveringHere, type DuePeriod } from './schedule/due-periods';
-export { deliverPeriods, deliverInTransaction } from './deliver/deliver';
+export { deliverPeriods } from './deliver/deliver';
 export { flushRule } from './deliver/flush-rule';
 export { sendDelivery, sendDeliveries, messageIdFor, EVENTS_PER_MAIL, type SendContext, type SendManyOptions, type SendManyResult, type SendOutcome } from './send/send-delivery';
 export { retryDelivery } from './send/retry-delivery';

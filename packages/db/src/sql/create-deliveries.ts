@@ -6,18 +6,19 @@ export interface CreatedDelivery {
   ruleId: string;
 }
 
-/** A taken match's new status: delivered, or dropped for a disabled rule or one without subscribed members. */
-const TAKEN_STATUS = `CASE WHEN r.enabled AND EXISTS (SELECT 1 FROM notification_rule_members rm WHERE rm.rule_id = r.id AND rm.unsubscribed_at IS NULL)
+/** A taken match's new status: delivered, or dropped for a disabled rule or one without subscribed members (its rule `r`). */
+export const TAKEN_STATUS = `CASE WHEN r.enabled AND EXISTS (SELECT 1 FROM notification_rule_members rm WHERE rm.rule_id = r.id AND rm.unsubscribed_at IS NULL)
                             THEN 'delivered'::match_status ELSE 'dropped'::match_status END`;
 
 /** What the statements below read of the matches they take (`taken`, an UPDATE of matches m). */
 const TAKEN_COLUMNS = 'm.rule_id, m.period_key, m.organization_id, m.event_id, m.event_received_at, m.audience, m.created_at, m.status';
 
 /**
- * From the matches taken (the CTE `taken`) to deliveries, with `$3` the moment: the CTEs that find
- * each member's batch and hold quiet hours' ones, then the INSERT (DELIVERIES_INSERT).
+ * From the matches taken (the CTE `taken`, of TAKEN_COLUMNS) to deliveries, with `now` the moment's
+ * parameter: the CTEs that find each member's batch and hold quiet hours' ones, then the INSERT
+ * (DELIVERIES_INSERT).
  */
-const DELIVERIES_FROM_TAKEN = `recipients AS (
+export const deliveriesFromTaken = (now: string): string => `recipients AS (
        -- quiet_until is its batch's (rule, period, member: the window), on each of its rows: the
        -- held ones are inserted below from these rows, not by joining them back to their batches,
        -- a join of two CTE scans the planner (one row estimated for each) made a nested loop, a
@@ -26,7 +27,7 @@ const DELIVERIES_FROM_TAKEN = `recipients AS (
               tm.id AS member_id, tm.email, COALESCE(tm.timezone, o.timezone) AS zone, tm.zone_since,
               CASE WHEN tm.quiet_start_hour IS NOT NULL AND bool_and(t.audience = '') OVER batch
                         AND NOT bool_or(COALESCE(lower(e.severity) = 'critical', false)) OVER batch
-                   THEN notify_quiet_until(COALESCE(tm.timezone, o.timezone), tm.quiet_start_hour, tm.quiet_end_hour, $3) END AS quiet_until
+                   THEN notify_quiet_until(COALESCE(tm.timezone, o.timezone), tm.quiet_start_hour, tm.quiet_end_hour, ${now}) END AS quiet_until
          FROM taken t
          JOIN events e ON e.organization_id = t.organization_id AND e.id = t.event_id AND e.received_at = t.event_received_at
          JOIN notification_rule_members rm ON rm.rule_id = t.rule_id AND rm.unsubscribed_at IS NULL
@@ -44,14 +45,14 @@ const DELIVERIES_FROM_TAKEN = `recipients AS (
      ), held AS (
        INSERT INTO matches (rule_id, organization_id, event_id, event_received_at, period_key, due_at, status, audience, created_at)
        SELECT r.rule_id, r.organization_id, r.event_id, r.event_received_at, 'q' || (extract(epoch FROM r.quiet_until) * 1000)::bigint,
-              r.quiet_until, 'pending', '@' || r.member_id::text, $3
+              r.quiet_until, 'pending', '@' || r.member_id::text, ${now}
          FROM recipients r
         WHERE r.quiet_until IS NOT NULL
        ON CONFLICT DO NOTHING
      )`;
 
 /** The deliveries of the batches not held: RETURNING each one's id and rule. */
-const DELIVERIES_INSERT = `INSERT INTO deliveries (id, rule_id, team_member_id, email, period_key, event_count, first_event_at, time_zone, zone_since)
+export const DELIVERIES_INSERT = `INSERT INTO deliveries (id, rule_id, team_member_id, email, period_key, event_count, first_event_at, time_zone, zone_since)
      SELECT gen_random_uuid(), b.rule_id, b.member_id, b.email, b.period_key, b.event_count, b.first_event_at, b.zone, b.zone_since
        FROM batches b
       -- Each month of deliveries has its own unique index (rule, member, period key), the
@@ -89,7 +90,7 @@ export async function createDeliveries(tx: Transaction, periods: ReadonlyArray<{
         -- this prepared plan was made with (a fresh month's partition has none).
         WHERE m.rule_id = w.rule_id AND m.period_key = w.period_key AND m.status::text = 'pending' AND r.id = m.rule_id
        RETURNING ${TAKEN_COLUMNS}
-     ), ${DELIVERIES_FROM_TAKEN}
+     ), ${deliveriesFromTaken('$3')}
      ${DELIVERIES_INSERT}`,
     [periods.map((p) => p.ruleId), periods.map((p) => p.periodKey), now],
   ));
@@ -124,7 +125,7 @@ export async function flushDeliveries(tx: Transaction, ruleIds: readonly string[
          FROM notification_rules r
         WHERE m.rule_id = ANY($1::uuid[]) AND m.status::text = 'pending' AND r.id = m.rule_id
        RETURNING ${TAKEN_COLUMNS}
-     ), ${DELIVERIES_FROM_TAKEN}, inserted AS (
+     ), ${deliveriesFromTaken('$3')}, inserted AS (
      ${DELIVERIES_INSERT}
      )
      SELECT id, rule_id, NULL::int AS events FROM inserted

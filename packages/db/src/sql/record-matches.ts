@@ -1,4 +1,5 @@
 import { clientOf, named, plainArray, rowAnswers, type Transaction } from '../client';
+import { DELIVERIES_INSERT, deliveriesFromTaken, TAKEN_STATUS, type CreatedDelivery } from './create-deliveries';
 
 export interface NewMatch {
   ruleId: string;
@@ -13,41 +14,67 @@ export interface NewMatch {
   silenceId?: string;
   /** Whom it is for: '' (default) every member of the rule; a time zone: a digest rule's members in it. */
   audience?: string;
+  /**
+   * An instant rule's first match, under a period key of its own (fresh: no other match has it):
+   * delivered by the statement that records it, as createDeliveries would deliver its period.
+   * Pending otherwise.
+   */
+  deliverNow?: boolean;
+}
+
+/** What recordMatches did: the matches it recorded (as given, status filled in) and the deliveries of those to deliver now. */
+export interface RecordedMatches {
+  matches: NewMatch[];
+  deliveries: CreatedDelivery[];
 }
 
 /**
  * Records the matches found for `events` and marks those events matched at `now` (so neither a
  * retried job nor the reconciler matches them again), in one statement for any number. Matches are
  * pending unless they say otherwise (silenced, repeat), made at `now`; a (rule, event, audience)
- * recorded before is left as it is. Returns the matches this call recorded (those given, status
- * filled in).
+ * recorded before is left as it is. A match to deliver now (`deliverNow`) is written delivered
+ * (or dropped, for a disabled rule or one without subscribed members) and its deliveries made in
+ * the same statement (createDeliveries' CTEs, quiet hours included): no second statement takes it
+ * from pending, and its row is written once. The caller holds those matches' rules' rows. Returns
+ * the matches this call recorded (those given, status filled in: `pending` for one delivered now,
+ * as asked) and the deliveries made.
  */
 export async function recordMatches(
   tx: Transaction,
   events: ReadonlyArray<{ organization_id: string; id: string; received_at: Date | string }>,
   matches: readonly NewMatch[],
   now: Date,
-): Promise<NewMatch[]> {
-  if (!matches.length && !events.length) return [];
+): Promise<RecordedMatches> {
+  if (!matches.length && !events.length) return { matches: [], deliveries: [] };
   // Answers a character a match (rowAnswers): the rows back, two timestamps each, cost the matcher
   // more than the insert cost PostgreSQL. Marking the events rides in the same statement: one
   // round trip less a transaction. received_at (the partition key) lets each event's lookup skip
-  // the other months.
-  const { rows } = await clientOf(tx).query<{ recorded: string | null }>(named('record-matches',
+  // the other months. The deliveries' CTEs find their rows by keys from `taken`, so the kept
+  // plan of the match transaction serves them.
+  const { rows } = await clientOf(tx).query<{ recorded: string | null; deliveries: string | null }>(named('record-matches',
     `WITH n AS (
-       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::text[], $6::timestamptz[], $7::match_status[], $8::uuid[], $9::text[])
-         WITH ORDINALITY AS n(rule_id, organization_id, event_id, event_received_at, period_key, due_at, status, silence_id, audience, i)
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::text[], $6::timestamptz[], $7::match_status[], $8::uuid[], $9::text[], $14::boolean[])
+         WITH ORDINALITY AS n(rule_id, organization_id, event_id, event_received_at, period_key, due_at, status, silence_id, audience, deliver_now, i)
      ), recorded AS (
        INSERT INTO matches (rule_id, organization_id, event_id, event_received_at, period_key, due_at, status, silence_id, audience, created_at)
-       SELECT n.rule_id, n.organization_id, n.event_id, n.event_received_at, n.period_key, n.due_at, n.status, n.silence_id, n.audience, $10::timestamptz FROM n
+       SELECT n.rule_id, n.organization_id, n.event_id, n.event_received_at, n.period_key, n.due_at,
+              CASE WHEN n.deliver_now THEN ${TAKEN_STATUS} ELSE n.status END, n.silence_id, n.audience, $10::timestamptz
+         FROM n LEFT JOIN notification_rules r ON n.deliver_now AND r.id = n.rule_id
        ON CONFLICT (rule_id, organization_id, event_id, event_received_at, audience) DO NOTHING
-       RETURNING rule_id, organization_id, event_id, event_received_at, audience
+       RETURNING rule_id, organization_id, event_id, event_received_at, audience, period_key, created_at, status
      ), marked AS (
        UPDATE events e SET matched_at = $10::timestamptz
          FROM unnest($11::uuid[], $12::text[], $13::timestamptz[]) AS p(organization_id, id, received_at)
         WHERE e.organization_id = p.organization_id AND e.id = p.id AND e.received_at = p.received_at
+     ), taken AS (
+       -- Only a match delivered now is recorded delivered or dropped.
+       SELECT rule_id, period_key, organization_id, event_id, event_received_at, audience, created_at, status
+         FROM recorded WHERE status::text IN ('delivered', 'dropped')
+     ), ${deliveriesFromTaken('$10::timestamptz')}, inserted AS (
+     ${DELIVERIES_INSERT}
      )
-     SELECT string_agg(CASE WHEN r.rule_id IS NULL THEN '0' ELSE '1' END, '' ORDER BY n.i) AS recorded
+     SELECT string_agg(CASE WHEN r.rule_id IS NULL THEN '0' ELSE '1' END, '' ORDER BY n.i) AS recorded,
+            (SELECT string_agg(id::text || ' ' || rule_id, ',') FROM inserted) AS deliveries
        FROM n LEFT JOIN recorded r
          ON r.rule_id = n.rule_id AND r.organization_id = n.organization_id AND r.event_id = n.event_id
         AND r.event_received_at = n.event_received_at AND r.audience = n.audience`,
@@ -65,6 +92,7 @@ export async function recordMatches(
       plainArray(events.map((event) => event.organization_id)),
       events.map((event) => event.id),
       events.map((event) => event.received_at),
+      plainArray(matches.map((m) => (m.deliverNow ? 't' : 'f'))),
     ],
   ));
   const taken = rowAnswers(rows[0]?.recorded, matches.length, 'recordMatches');
@@ -72,5 +100,10 @@ export async function recordMatches(
   matches.forEach((match, i) => {
     if (taken[i]) recorded.push(match.status ? match : { ...match, status: 'pending' });
   });
-  return recorded;
+  // Two uuids a delivery, as text: no JSON or array parsing for what is a list of pairs.
+  const deliveries = (rows[0]?.deliveries ?? '').split(',').filter(Boolean).map((pair) => {
+    const [id, ruleId] = pair.split(' ');
+    return { id: id!, ruleId: ruleId! };
+  });
+  return { matches: recorded, deliveries };
 }

@@ -1,27 +1,15 @@
 import { periodKeys } from '@notify/core';
-import { createDeliveries, lockRules, periodsWithDeliveries, rekeyPendingMatches, withTransaction, type CreatedDelivery, type Transaction } from '@notify/db';
+import { createDeliveries, lockRules, periodsWithDeliveries, rekeyPendingMatches, withTransaction } from '@notify/db';
 import type { PipelineContext } from '../context';
 import { requestSend } from '../send/request-send';
 
 /**
  * The deliver stage: a (rule, period)'s pending matches become deliveries, one per member,
- * unique per (rule, member, period key). Two ways in: the deliver job of a period that fell due
- * (`deliverPeriod`: a digest period or an instant rule's burst, asked for by the schedule stage),
- * and `deliverInTransaction` for callers that made a fresh period key in their own transaction
- * (an instant rule's first match; an operator's flush has its own statement, flushDeliveries).
+ * unique per (rule, member, period key), by the deliver job of a period that fell due
+ * (`deliverPeriods`: a digest period or an instant rule's burst, asked for by the schedule stage).
+ * An instant rule's first match is delivered by the statement that records it (recordMatches),
+ * an operator's flush by its own (flushDeliveries); all three share createDeliveries' CTEs.
  */
-
-/**
- * Delivers the pending matches of (rule, period) pairs in the caller's transaction: one
- * statement for any number of pairs. The caller holds the rules' rows and makes sure no period
- * was delivered before under the same key (fresh keys: an instant rule's first match;
- * `deliverPeriod` re-keys late matches). Matches of a disabled rule or of a rule without members
- * are dropped; a member in their quiet hours at `now` has an instant or hourly batch without a
- * critical event held until they end (createDeliveries). Returns the deliveries to send once the transaction commits.
- */
-export function deliverInTransaction(tx: Transaction, periods: ReadonlyArray<{ ruleId: string; periodKey: string }>, now: Date): Promise<CreatedDelivery[]> {
-  return createDeliveries(tx, periods, now);
-}
 
 /**
  * The deliver job: delivers rules' pending matches of their periods and asks for the deliveries
@@ -43,7 +31,9 @@ export async function deliverPeriods(ctx: PipelineContext, periods: ReadonlyArra
       delivered.has(`${period.ruleId}|${period.periodKey}`) ? { ...period, lateKey: periodKeys.lateRound(period.periodKey) } : period,
     );
     await rekeyPendingMatches(tx, keyed.flatMap((period) => ('lateKey' in period ? [{ ruleId: period.ruleId, fromKey: period.periodKey, toKey: period.lateKey }] : [])));
-    const deliveries = await deliverInTransaction(tx, keyed.map((period) => ({ ruleId: period.ruleId, periodKey: 'lateKey' in period ? period.lateKey : period.periodKey })), ctx.now());
+    // Matches of a disabled rule or of a rule without members are dropped; a member in their quiet
+    // hours has an instant or hourly batch without a critical event held until they end.
+    const deliveries = await createDeliveries(tx, keyed.map((period) => ({ ruleId: period.ruleId, periodKey: 'lateKey' in period ? period.lateKey : period.periodKey })), ctx.now());
     return deliveries.map((delivery) => delivery.id);
   });
   // If this fails the deliveries wait as pending; the reconciler asks again.

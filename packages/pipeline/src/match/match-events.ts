@@ -1,8 +1,7 @@
 import { findingKey, periodKeys, type MatchableEvent } from '@notify/core';
-import { choosePlansAgain, countSilenced, lockUnmatchedEvents, noticeFindings, openCoalescingWindows, recordMatches, withTransaction, type Finding, type NewMatch, type Transaction, type UnmatchedEvent } from '@notify/db';
+import { countSilenced, lockUnmatchedEvents, noticeFindings, openCoalescingWindows, recordMatches, withTransaction, type Finding, type NewMatch, type Transaction, type UnmatchedEvent } from '@notify/db';
 import type { PipelineContext } from '../context';
 import type { IndexedRule, RuleIndex } from '../rules/rule-index';
-import { deliverInTransaction } from '../deliver/deliver';
 import { PeriodCache } from './period-cache';
 import { requestSend } from '../send/request-send';
 
@@ -77,17 +76,16 @@ function toMatchable(event: UnmatchedEvent): MatchableEvent {
 
 /**
  * Evaluates stored events against the rule index and records the matches, set-based, in one
- * transaction: a statement that reads and locks the events, one that records the matches and
- * marks the events matched, and, only when needed, one each to notice findings, open coalescing
- * windows, count silenced matches and make instant deliveries. Events already matched are
- * skipped, so a retried or duplicated job does nothing twice.
+ * transaction: a statement that reads and locks the events, one that records the matches, marks
+ * the events matched and delivers instant rules' first matches, and, only when needed, one each to
+ * notice findings, open coalescing windows (which locks the instant rules' rows) and count silenced
+ * matches. Events already matched are skipped, so a retried or duplicated job does nothing twice.
  */
 export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs: ReadonlyArray<readonly [string, string]>): Promise<MatchResult> {
   if (!pairs.length) return { events: 0, matches: 0, silenced: 0, immediate: 0 };
   const now = ctx.now();
   const rulesById = new Map<string, IndexedRule>();
-  // Kept plans (genericPlans) up to the deliveries: the statements before find their rows by ids and
-  // keys, and planning them afresh (PostgreSQL's choice for a call of one or two events, their arrays
+  // Kept plans (genericPlans): the statements find their rows by ids and keys, and planning them afresh (PostgreSQL's choice for a call of one or two events, their arrays
   // of one looking cheaper than a kept plan's estimate of ten) cost more than running them.
   const { created, silenced, deliveryIds, eventCount } = await withTransaction(ctx.db, async (tx) => {
     // Row locks keep two match jobs that got the same events from matching them twice.
@@ -158,11 +156,14 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
           eventReceivedAt: event.received_at,
           periodKey: immediate ? periodKeys.instant(now) : periodKeys.burst(window.burst_until),
           dueAt: immediate ? now : window.burst_until,
+          // The first match goes out now, delivered by the statement that records it, rather
+          // than at the schedule stage's next tick.
+          deliverNow: immediate,
         });
       }
     }
 
-    const recorded = await recordMatches(tx, events, matches, now);
+    const { matches: recorded, deliveries } = await recordMatches(tx, events, matches, now);
     const created = recorded.filter((m) => m.status === 'pending');
     const silenced = recorded.filter((m) => m.status === 'silenced').length;
     // Counted from what this transaction recorded: a retried job counts nothing twice.
@@ -171,12 +172,6 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
       for (const m of recorded) if (m.silenceId) counts.set(m.silenceId, (counts.get(m.silenceId) ?? 0) + 1);
       await countSilenced(tx, counts);
     }
-    // An instant rule's first match goes out now, in this transaction, rather than
-    // at the schedule stage's next tick.
-    const immediate = [...new Map(created.filter((m) => m.dueAt.getTime() <= now.getTime()).map((m) => [`${m.ruleId}|${m.periodKey}`, m])).values()];
-    // The deliveries statement reads matches by rule and period: its plan is chosen per call.
-    if (immediate.length) await choosePlansAgain(tx);
-    const deliveries = await deliverInTransaction(tx, immediate.map((m) => ({ ruleId: m.ruleId, periodKey: m.periodKey })), now);
     return { created, silenced, deliveryIds: deliveries.map((delivery) => delivery.id), eventCount: events.length };
   }, { genericPlans: true });
 

@@ -1,5 +1,5 @@
 import { clientOf, named, plainArray, rowAnswers, type Transaction } from '../client';
-import { DELIVERIES_INSERT, deliveriesFromTaken, TAKEN_STATUS, type CreatedDelivery } from './create-deliveries';
+import { deliveriesFromTaken, deliveriesInsert, type CreatedDelivery } from './create-deliveries';
 
 export interface NewMatch {
   ruleId: string;
@@ -58,8 +58,14 @@ export async function recordMatches(
      ), recorded AS (
        INSERT INTO matches (rule_id, organization_id, event_id, event_received_at, period_key, due_at, status, silence_id, audience, created_at)
        SELECT n.rule_id, n.organization_id, n.event_id, n.event_received_at, n.period_key, n.due_at,
-              CASE WHEN n.deliver_now THEN ${TAKEN_STATUS} ELSE n.status END, n.silence_id, n.audience, $10::timestamptz
-         FROM n LEFT JOIN notification_rules r ON n.deliver_now AND r.id = n.rule_id
+              CASE WHEN NOT n.deliver_now THEN n.status
+                   WHEN r.enabled AND subscribed.rule_id IS NOT NULL THEN 'delivered'::match_status ELSE 'dropped'::match_status END,
+              n.silence_id, n.audience, $10::timestamptz
+         FROM n
+         -- As TAKEN_STATUS decides, a rule's member at a time: its EXISTS, in the kept plan made
+         -- for a few rows, read and hashed every rule's members on each call.
+         LEFT JOIN notification_rules r ON n.deliver_now AND r.id = n.rule_id
+         LEFT JOIN LATERAL (SELECT rm.rule_id FROM notification_rule_members rm WHERE rm.rule_id = r.id AND rm.unsubscribed_at IS NULL LIMIT 1) subscribed ON true
        ON CONFLICT (rule_id, organization_id, event_id, event_received_at, audience) DO NOTHING
        RETURNING rule_id, organization_id, event_id, event_received_at, audience, period_key, created_at, status
      ), marked AS (
@@ -71,7 +77,7 @@ export async function recordMatches(
        SELECT rule_id, period_key, organization_id, event_id, event_received_at, audience, created_at, status
          FROM recorded WHERE status::text IN ('delivered', 'dropped')
      ), ${deliveriesFromTaken('$10::timestamptz')}, inserted AS (
-     ${DELIVERIES_INSERT}
+     ${deliveriesInsert('fresh')}
      )
      SELECT string_agg(CASE WHEN r.rule_id IS NULL THEN '0' ELSE '1' END, '' ORDER BY n.i) AS recorded,
             (SELECT string_agg(id::text || ' ' || rule_id, ',') FROM inserted) AS deliveries

@@ -58,14 +58,16 @@ export async function recordMatches(
      ), recorded AS (
        INSERT INTO matches (rule_id, organization_id, event_id, event_received_at, period_key, due_at, status, silence_id, audience, created_at)
        SELECT n.rule_id, n.organization_id, n.event_id, n.event_received_at, n.period_key, n.due_at,
-              CASE WHEN NOT n.deliver_now THEN n.status
-                   WHEN r.enabled AND subscribed.rule_id IS NOT NULL THEN 'delivered'::match_status ELSE 'dropped'::match_status END,
+              -- As TAKEN_STATUS decides, for a match delivered now only (a CASE runs its subquery
+              -- for the rows that reach it), its rule's member found by a probe: an EXISTS, in the
+              -- kept plan made for a few rows, read and hashed every rule's members on each call.
+              CASE WHEN n.deliver_now THEN COALESCE(
+                (SELECT CASE WHEN r.enabled AND (SELECT true FROM notification_rule_members rm WHERE rm.rule_id = r.id AND rm.unsubscribed_at IS NULL LIMIT 1)
+                             THEN 'delivered'::match_status ELSE 'dropped'::match_status END
+                   FROM notification_rules r WHERE r.id = n.rule_id),
+                'dropped') ELSE n.status END,
               n.silence_id, n.audience, $10::timestamptz
          FROM n
-         -- As TAKEN_STATUS decides, a rule's member at a time: its EXISTS, in the kept plan made
-         -- for a few rows, read and hashed every rule's members on each call.
-         LEFT JOIN notification_rules r ON n.deliver_now AND r.id = n.rule_id
-         LEFT JOIN LATERAL (SELECT rm.rule_id FROM notification_rule_members rm WHERE rm.rule_id = r.id AND rm.unsubscribed_at IS NULL LIMIT 1) subscribed ON true
        ON CONFLICT (rule_id, organization_id, event_id, event_received_at, audience) DO NOTHING
        RETURNING rule_id, organization_id, event_id, event_received_at, audience, period_key, created_at, status
      ), marked AS (

@@ -1,5 +1,5 @@
 import { clientOf, named, plainArray, rowAnswers, type Transaction } from '../client';
-import { deliveriesFromTaken, deliveriesInsert, type CreatedDelivery } from './create-deliveries';
+import { deliveriesFromTaken, deliveriesInsert, TAKEN_STATUS, type CreatedDelivery } from './create-deliveries';
 
 export interface NewMatch {
   ruleId: string;
@@ -58,14 +58,9 @@ export async function recordMatches(
      ), recorded AS (
        INSERT INTO matches (rule_id, organization_id, event_id, event_received_at, period_key, due_at, status, silence_id, audience, created_at)
        SELECT n.rule_id, n.organization_id, n.event_id, n.event_received_at, n.period_key, n.due_at,
-              -- As TAKEN_STATUS decides, for a match delivered now only (a CASE runs its subquery
-              -- for the rows that reach it), its rule's member found by a probe: an EXISTS, in the
-              -- kept plan made for a few rows, read and hashed every rule's members on each call.
-              CASE WHEN n.deliver_now THEN COALESCE(
-                (SELECT CASE WHEN r.enabled AND (SELECT true FROM notification_rule_members rm WHERE rm.rule_id = r.id AND rm.unsubscribed_at IS NULL LIMIT 1)
-                             THEN 'delivered'::match_status ELSE 'dropped'::match_status END
-                   FROM notification_rules r WHERE r.id = n.rule_id),
-                'dropped') ELSE n.status END,
+              -- Looked up for a match delivered now only (a CASE runs its subquery for the rows
+              -- that reach it); a rule gone meanwhile drops it.
+              CASE WHEN n.deliver_now THEN COALESCE((SELECT ${TAKEN_STATUS} FROM notification_rules r WHERE r.id = n.rule_id), 'dropped') ELSE n.status END,
               n.silence_id, n.audience, $10::timestamptz
          FROM n
        ON CONFLICT (rule_id, organization_id, event_id, event_received_at, audience) DO NOTHING

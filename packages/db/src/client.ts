@@ -63,9 +63,9 @@ export function poolOf(db: DatabaseHandle): pg.Pool {
  * moment, and again when a table it reads is analyzed, which the schedule role does whenever one
  * has doubled (analyzeGrownTables). Only statements that find rows by id are safe here: a kept
  * plan made while a table was empty read it whole when a match transaction kept one for its
- * deliveries statement (the matching bench at 0.45x), so everything else stays on `pool`, where
- * PostgreSQL chooses each time (a match transaction keeps plans up to its deliveries, see
- * choosePlansAgain).
+ * deliveries statement (the matching bench at 0.45x; the deliveries of its first matches are now
+ * made from the rows it inserts, found by keys), so everything else stays on `pool`, where
+ * PostgreSQL chooses each time unless a transaction asks otherwise (`genericPlans`).
  */
 export function hotPoolOf(db: DatabaseHandle): pg.Pool {
   return (db as Database).hotPool;
@@ -174,16 +174,6 @@ export interface TransactionOptions {
    * call's few ids looks cheaper than the kept one every time, PostgreSQL otherwise plans every call.
    */
   genericPlans?: boolean;
-}
-
-/**
- * In a transaction begun with `genericPlans`, lets PostgreSQL choose afresh for each call again
- * (plan_cache_mode=auto) from here to its end: before a statement that reads a table by something
- * else than ids, whose kept plan, made while the table was small, would read it whole once it is
- * not (see hotPoolOf).
- */
-export async function choosePlansAgain(tx: Transaction): Promise<void> {
-  await clientOf(tx).query('SET LOCAL plan_cache_mode = auto');
 }
 
 /**

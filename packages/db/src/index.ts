@@ -1,4 +1,4 @@
-export { choosePlansAgain, createDatabase, quoteIdent, withTransaction, type Database, type DatabaseHandle, type DatabaseOptions, type Transaction, type TransactionOptions } from './client';
+export { createDatabase, quoteIdent, withTransaction, type Database, type DatabaseHandle, type DatabaseOptions, type Transaction, type TransactionOptions } from './client';
 export { isForeignKeyViolation } from './errors';
 export * from './sql';
 export { migrate, readMigrations, MigrationError, MIGRATIONS_DIR, type MigrateOptions } from './migrate';

@@ -91,7 +91,7 @@ export function createSmtpTransport(options: SmtpTransportOptions): MailTranspor
       try {
         composed = composeMessage(mail);
       } catch (error) {
-        return Promise.reject(error);
+        return Promise.reject(toMailError(error));
       }
       return sendComposed(composed, mail.messageId);
     },

@@ -85,8 +85,9 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
   if (!pairs.length) return { events: 0, matches: 0, silenced: 0, immediate: 0 };
   const now = ctx.now();
   const rulesById = new Map<string, IndexedRule>();
-  // Kept plans (genericPlans): the statements find their rows by ids and keys, and planning them afresh (PostgreSQL's choice for a call of one or two events, their arrays
-  // of one looking cheaper than a kept plan's estimate of ten) cost more than running them.
+  // Kept plans (genericPlans): the statements find their rows by ids and keys, and planning them
+  // afresh (PostgreSQL's choice for a call of one or two events, their arrays of one looking
+  // cheaper than a kept plan's estimate of ten) cost more than running them.
   const { created, silenced, deliveryIds, eventCount } = await withTransaction(ctx.db, async (tx) => {
     // Row locks keep two match jobs that got the same events from matching them twice.
     const events = await lockUnmatchedEvents(tx, pairs);
@@ -163,7 +164,7 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
       }
     }
 
-    const { matches: recorded, deliveries } = await recordMatches(tx, events, matches, now);
+    const { matches: recorded, deliveryIds } = await recordMatches(tx, events, matches, now);
     const created = recorded.filter((m) => m.status === 'pending');
     const silenced = recorded.filter((m) => m.status === 'silenced').length;
     // Counted from what this transaction recorded: a retried job counts nothing twice.
@@ -172,7 +173,7 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
       for (const m of recorded) if (m.silenceId) counts.set(m.silenceId, (counts.get(m.silenceId) ?? 0) + 1);
       await countSilenced(tx, counts);
     }
-    return { created, silenced, deliveryIds: deliveries.map((delivery) => delivery.id), eventCount: events.length };
+    return { created, silenced, deliveryIds, eventCount: events.length };
   }, { genericPlans: true });
 
   if (ctx.metrics && created.length) {

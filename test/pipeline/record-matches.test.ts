@@ -100,14 +100,14 @@ describe('recordMatches and noticeFindings answer for each row given, in order',
       match(withMembers, 'with,comma', { periodKey: 'b1' }),
       match(withoutMembers, 'plain', { periodKey: 'i2', deliverNow: true }),
     ];
-    const { matches, deliveries } = await withTransaction(db, (tx) => recordMatches(tx, [], given, now));
+    const { matches, deliveryIds } = await withTransaction(db, (tx) => recordMatches(tx, [], given, now));
     expect(matches).toHaveLength(3);
-    expect(deliveries.map((d) => d.ruleId)).toEqual([withMembers, withMembers]);
-    const { rows } = await db.pool.query<{ team_member_id: string; period_key: string; event_count: number; email: string }>(
-      `SELECT team_member_id, period_key, event_count, email FROM deliveries WHERE id = ANY($1::uuid[]) ORDER BY email`, [deliveries.map((d) => d.id)]);
+    expect(deliveryIds).toHaveLength(2);
+    const { rows } = await db.pool.query<{ rule_id: string; team_member_id: string; period_key: string; event_count: number; email: string }>(
+      `SELECT rule_id, team_member_id, period_key, event_count, email FROM deliveries WHERE id = ANY($1::uuid[]) ORDER BY email`, [deliveryIds]);
     expect(rows).toEqual([
-      { team_member_id: members[0], period_key: 'i1', event_count: 1, email: 'a@x.example' },
-      { team_member_id: members[1], period_key: 'i1', event_count: 1, email: 'b@x.example' },
+      { rule_id: withMembers, team_member_id: members[0], period_key: 'i1', event_count: 1, email: 'a@x.example' },
+      { rule_id: withMembers, team_member_id: members[1], period_key: 'i1', event_count: 1, email: 'b@x.example' },
     ]);
     const statuses = await db.pool.query<{ rule_id: string; event_id: string; status: string }>(
       `SELECT rule_id, event_id, status::text FROM matches WHERE rule_id = ANY($1::uuid[]) ORDER BY rule_id = $2 DESC, event_id DESC`, [[withMembers, withoutMembers], withMembers]);
@@ -118,6 +118,6 @@ describe('recordMatches and noticeFindings answer for each row given, in order',
     ]);
     // Recorded before: nothing again, and no second delivery.
     const again = await withTransaction(db, (tx) => recordMatches(tx, [], given.slice(0, 1), now));
-    expect(again).toEqual({ matches: [], deliveries: [] });
+    expect(again).toEqual({ matches: [], deliveryIds: [] });
   });
 });

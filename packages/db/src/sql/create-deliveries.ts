@@ -59,9 +59,9 @@ export const deliveriesFromTaken = (now: string): string => `recipients AS (
 /**
  * The deliveries of the batches not held: RETURNING each one's id and rule. Each month of
  * deliveries has its own unique index (rule, member, period key), the arbiter of the ON CONFLICT;
- * a key delivered in an earlier month is skipped by looking (`keys: 'any'`), which a fresh key
- * (`keys: 'fresh'`: an instant rule's first match, `i<ms>` of the moment) needs not: a kept plan
- * made while the deliveries were few read them whole for it (5 ms a call at 3,000 deliveries).
+ * a key delivered in an earlier month is skipped by looking (`keys: 'any'`), which a key of the
+ * moment (`keys: 'fresh'`: an instant rule's first match `i<ms>`, a flush's `f<ms>`) needs not: a
+ * kept plan made while the deliveries were few read them whole for it (5 ms a call at 3,000).
  * Callers hold the rule's row, so no other transaction adds the same key meanwhile.
  */
 export const deliveriesInsert = (keys: 'any' | 'fresh'): string => `INSERT INTO deliveries (id, rule_id, team_member_id, email, period_key, event_count, first_event_at, time_zone, zone_since)
@@ -135,7 +135,7 @@ export async function flushDeliveries(tx: Transaction, ruleIds: readonly string[
         WHERE m.rule_id = ANY($1::uuid[]) AND m.status::text = 'pending' AND r.id = m.rule_id
        RETURNING ${TAKEN_COLUMNS}
      ), ${deliveriesFromTaken('$3')}, inserted AS (
-     ${deliveriesInsert('any')}
+     ${deliveriesInsert('fresh')}
      )
      SELECT id, rule_id, NULL::int AS events FROM inserted
       UNION ALL

@@ -1,5 +1,5 @@
 import { clientOf, named, plainArray, rowAnswers, type Transaction } from '../client';
-import { deliveriesFromTaken, deliveriesInsert, TAKEN_STATUS, type CreatedDelivery } from './create-deliveries';
+import { deliveriesFromTaken, deliveriesInsert, TAKEN_STATUS } from './create-deliveries';
 
 export interface NewMatch {
   ruleId: string;
@@ -22,10 +22,10 @@ export interface NewMatch {
   deliverNow?: boolean;
 }
 
-/** What recordMatches did: the matches it recorded (as given, status filled in) and the deliveries of those to deliver now. */
+/** What recordMatches did: the matches it recorded (as given, status filled in) and the ids of the deliveries of those to deliver now. */
 export interface RecordedMatches {
   matches: NewMatch[];
-  deliveries: CreatedDelivery[];
+  deliveryIds: string[];
 }
 
 /**
@@ -37,7 +37,7 @@ export interface RecordedMatches {
  * the same statement (createDeliveries' CTEs, quiet hours included): no second statement takes it
  * from pending, and its row is written once. The caller holds those matches' rules' rows. Returns
  * the matches this call recorded (those given, status filled in: `pending` for one delivered now,
- * as asked) and the deliveries made.
+ * as asked) and the ids of the deliveries made.
  */
 export async function recordMatches(
   tx: Transaction,
@@ -45,7 +45,7 @@ export async function recordMatches(
   matches: readonly NewMatch[],
   now: Date,
 ): Promise<RecordedMatches> {
-  if (!matches.length && !events.length) return { matches: [], deliveries: [] };
+  if (!matches.length && !events.length) return { matches: [], deliveryIds: [] };
   // Answers a character a match (rowAnswers): the rows back, two timestamps each, cost the matcher
   // more than the insert cost PostgreSQL. Marking the events rides in the same statement: one
   // round trip less a transaction. received_at (the partition key) lets each event's lookup skip
@@ -77,7 +77,7 @@ export async function recordMatches(
      ${deliveriesInsert('fresh')}
      )
      SELECT string_agg(CASE WHEN r.rule_id IS NULL THEN '0' ELSE '1' END, '' ORDER BY n.i) AS recorded,
-            (SELECT string_agg(id::text || ' ' || rule_id, ',') FROM inserted) AS deliveries
+            (SELECT string_agg(id::text, ',') FROM inserted) AS deliveries
        FROM n LEFT JOIN recorded r
          ON r.rule_id = n.rule_id AND r.organization_id = n.organization_id AND r.event_id = n.event_id
         AND r.event_received_at = n.event_received_at AND r.audience = n.audience`,
@@ -103,10 +103,6 @@ export async function recordMatches(
   matches.forEach((match, i) => {
     if (taken[i]) recorded.push(match.status ? match : { ...match, status: 'pending' });
   });
-  // Two uuids a delivery, as text: no JSON or array parsing for what is a list of pairs.
-  const deliveries = (rows[0]?.deliveries ?? '').split(',').filter(Boolean).map((pair) => {
-    const [id, ruleId] = pair.split(' ');
-    return { id: id!, ruleId: ruleId! };
-  });
-  return { matches: recorded, deliveries };
+  const deliveryIds = rows[0]?.deliveries ? rows[0].deliveries.split(',') : [];
+  return { matches: recorded, deliveryIds };
 }

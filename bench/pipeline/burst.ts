@@ -6,7 +6,7 @@
 
 import { performance } from 'node:perf_hooks';
 import { mulberry32, numberFromEnv, pooled, round } from '../support/common';
-import { MAIL_CONCURRENCY, rawMailRate, SMTP_MAX_CONNECTIONS } from '../support/mail-baseline';
+import { MAIL_COMPOSE_THREADS, MAIL_CONCURRENCY, rawMailRate, SMTP_MAX_CONNECTIONS } from '../support/mail-baseline';
 import { SCOPES } from '../support/notify';
 import { acceptedOrTimedOut, deliveryCounts, INGEST_TOKEN, newSchema, postJson, processEnv, stopChild } from '../support/pipeline';
 import { cpuMeter } from '../support/proc';
@@ -68,7 +68,7 @@ export async function run(res: Resources): Promise<PartReport> {
       seconds: round(elapsed / 1000, 3),
       cpu_seconds_per_1000_emails: cpu,
       deliveries_by_status: byStatus,
-      server: `child process, all roles, defaults: MAIL_CONCURRENCY ${MAIL_CONCURRENCY}, SMTP_MAX_CONNECTIONS ${SMTP_MAX_CONNECTIONS}, DATABASE_POOL_SIZE 10`,
+      server: `child process, all roles, defaults: MAIL_CONCURRENCY ${MAIL_CONCURRENCY}, SMTP_MAX_CONNECTIONS ${SMTP_MAX_CONNECTIONS}, MAIL_COMPOSE_THREADS ${MAIL_COMPOSE_THREADS}, DATABASE_POOL_SIZE 10`,
       baseline: `nodemailer pooled transport in a child process (maxConnections ${SMTP_MAX_CONNECTIONS}), ${BURST_EVENTS} copies of one rendered one-event e-mail (the digest template with one event), ${MAIL_CONCURRENCY} in flight`,
     },
   };

@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { mulberry32, numberFromEnv, pooled, round } from '../support/common';
 import { acceptedOrTimedOut, ADMIN_TOKEN, deliveryCounts, newSchema, postJson, processEnv, stopChild } from '../support/pipeline';
-import { MAIL_CONCURRENCY, rawMailRate, SMTP_MAX_CONNECTIONS } from '../support/mail-baseline';
+import { MAIL_COMPOSE_THREADS, MAIL_CONCURRENCY, rawMailRate, SMTP_MAX_CONNECTIONS } from '../support/mail-baseline';
 import { cpuMeter } from '../support/proc';
 import { Resources, startSink } from '../support/processes';
 import { log, ratioMeasure, seconds, type PartReport } from '../support/report';
@@ -83,7 +83,7 @@ export async function run(res: Resources): Promise<PartReport> {
       deliveries_by_status: byStatus,
       pending_matches_after: left[0]!.n,
       smtp_connections_opened: connections,
-      server: `child process, all roles, defaults: MAIL_CONCURRENCY ${MAIL_CONCURRENCY}, SMTP_MAX_CONNECTIONS ${SMTP_MAX_CONNECTIONS}, DATABASE_POOL_SIZE 10; flushes over HTTP (POST /admin/v1/notification-rules/{id}/flush), ${FLUSH_CONCURRENCY} at a time`,
+      server: `child process, all roles, defaults: MAIL_CONCURRENCY ${MAIL_CONCURRENCY}, SMTP_MAX_CONNECTIONS ${SMTP_MAX_CONNECTIONS}, MAIL_COMPOSE_THREADS ${MAIL_COMPOSE_THREADS}, DATABASE_POOL_SIZE 10; flushes over HTTP (POST /admin/v1/notification-rules/{id}/flush), ${FLUSH_CONCURRENCY} at a time`,
       baseline: `nodemailer pooled transport in a child process (maxConnections ${SMTP_MAX_CONNECTIONS}, other options as @notify/mail's), ${rules.length} copies of one digest of ${perRule} events rendered once by the real renderer, ${MAIL_CONCURRENCY} in flight, from "go" to the last accept`,
     },
   };

@@ -7,7 +7,7 @@
 
 import { performance } from 'node:perf_hooks';
 import { mulberry32, numberFromEnv, round } from '../support/common';
-import { MAIL_CONCURRENCY, rawMailRate, SMTP_MAX_CONNECTIONS } from '../support/mail-baseline';
+import { MAIL_COMPOSE_THREADS, MAIL_CONCURRENCY, rawMailRate, SMTP_MAX_CONNECTIONS } from '../support/mail-baseline';
 import { acceptedOrTimedOut, deliveryCounts, newSchema, processEnv, stopChild } from '../support/pipeline';
 import { cpuMeter } from '../support/proc';
 import { Resources, startSink } from '../support/processes';
@@ -63,7 +63,7 @@ export async function run(res: Resources): Promise<PartReport> {
       deliveries_by_status: byStatus,
       pending_matches_after: left[0]!.n,
       smtp_connections_opened: connections,
-      server: `child process, all roles, defaults: MAIL_CONCURRENCY ${MAIL_CONCURRENCY}, SMTP_MAX_CONNECTIONS ${SMTP_MAX_CONNECTIONS}, DATABASE_POOL_SIZE 10, SCHEDULE_TICK_MS default`,
+      server: `child process, all roles, defaults: MAIL_CONCURRENCY ${MAIL_CONCURRENCY}, SMTP_MAX_CONNECTIONS ${SMTP_MAX_CONNECTIONS}, MAIL_COMPOSE_THREADS ${MAIL_COMPOSE_THREADS}, DATABASE_POOL_SIZE 10, SCHEDULE_TICK_MS default`,
       measured_from: 'the statement that makes every seeded period due (the server up and idle) to the last accept; includes up to one scheduler tick',
       baseline: `nodemailer pooled transport in a child process (maxConnections ${SMTP_MAX_CONNECTIONS}), ${rules.length} copies of one digest of ${WAVE_EVENTS} events rendered once, ${MAIL_CONCURRENCY} in flight`,
     },

@@ -11,6 +11,8 @@ import { log, seconds } from './report';
 /** The defaults of SMTP_MAX_CONNECTIONS and MAIL_CONCURRENCY, which the baseline uses too. */
 export const SMTP_MAX_CONNECTIONS = 5;
 export const MAIL_CONCURRENCY = 20;
+/** The service's compose threads: its default (1), or what the bench's environment sets (the child processes inherit it). */
+export const MAIL_COMPOSE_THREADS = process.env.MAIL_COMPOSE_THREADS ?? '1';
 
 /** E-mails/s of the raw transport. */
 export async function rawMailRate(res: Resources, sink: Sink, count: number, events: number): Promise<number> {

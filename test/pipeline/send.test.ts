@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMailRenderer, createMailTransport, type MailTransport } from '@notify/mail';
+import { composeInLoop, createMailRenderer, createMailTransport, type MailRenderer, type MailTransport } from '@notify/mail';
 import { deliverPeriods, sendDeliveries, sendDelivery, Slots, type SendContext } from '@notify/pipeline';
 import { createRedis, Queues } from '@notify/queues';
 import { createTestDatabase, REDIS_URL } from '../support/database';
@@ -15,6 +15,7 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
   let relay: TcpRelay;
   let transport: MailTransport;
   let ctx: SendContext;
+  let renderer: MailRenderer;
   const org = randomUUID();
   const rule = randomUUID();
   const member = randomUUID();
@@ -31,7 +32,7 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
       queues: new Queues({ connection: redis, prefix: `test-${randomBytes(4).toString('hex')}` }),
       now: () => new Date(),
       instantCoalesceMs: 1000,
-      renderer: await createMailRenderer(),
+      composer: composeInLoop((renderer = await createMailRenderer())),
       transport,
       unsubscribe: { secret: 'test-unsubscribe-secret-of-32-characters', baseUrl: 'http://localhost/unsubscribe' },
       from: 'alerts@notify.test',
@@ -129,13 +130,12 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
     expect(ids).toHaveLength(5);
     // A sender of its own, whose renderer counts its renders.
     const renders = { alone: 0, shared: 0 };
-    const renderer = ctx.renderer;
     const counting: SendContext = {
       ...ctx,
-      renderer: {
+      composer: composeInLoop({
         render: (content) => (renders.alone++, renderer.render(content)),
         renderShared: (content) => (renders.shared++, renderer.renderShared(content)),
-      },
+      }),
     };
     for (const id of ids) expect((await sendDelivery(counting, id)).status).toBe('sent');
     expect(renders).toEqual({ alone: 1, shared: 1 });

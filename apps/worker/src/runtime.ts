@@ -1,7 +1,7 @@
 import { Worker, type Job, type WorkerOptions } from 'bullmq';
 import { ConfigError, type Config, type Role } from '@notify/config';
 import type { DatabaseHandle } from '@notify/db';
-import { createMailRenderer, createMailTransport, senderAddress, type MailTransport } from '@notify/mail';
+import { compileTemplates, composeInLoop, composeInThreads, createMailTransport, rendererFor, senderAddress, type MailComposer, type MailTransport } from '@notify/mail';
 import { maskUrlPassword, type Logger, type Metrics } from '@notify/observability';
 import {
   OutagePause,
@@ -134,12 +134,18 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
   let deliverHere: InProcessDelivery | undefined;
   let send: SendContext | undefined;
   let transport: MailTransport | undefined;
+  let composer: MailComposer | undefined;
 
   if (roles.includes('send')) {
     transport = options.transport ?? createMailTransport({ smtpUrl: config.mail.smtpUrl, outboxDir: config.mail.outboxDir, maxConnections: config.mail.maxConnections, dkim: config.mail.dkim });
+    const templates = await compileTemplates();
+    const threads = config.mail.composeThreads;
+    composer = threads > 0
+      ? composeInThreads(templates, { threads, onThreadError: (error) => logger.warn({ err: error }, 'compose thread stopped: starting another') })
+      : composeInLoop(rendererFor(templates));
     send = {
       ...pipeline,
-      renderer: await createMailRenderer(),
+      composer,
       transport,
       from: config.mail.from,
       messageIdDomain: mailDomain ?? messageIdDomain(config.mail.from),
@@ -227,7 +233,7 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
     metrics?.trackInProcess('send', () => sending.pending);
     sendingHere = sending;
     const target = mail.kind === 'smtp' && config.mail.smtpUrl ? { smtp: maskUrlPassword(config.mail.smtpUrl) } : { outbox: config.mail.outboxDir };
-    logger.info({ transport: mail.kind, ...target }, 'send role started');
+    logger.info({ transport: mail.kind, ...target, compose_threads: config.mail.composeThreads }, 'send role started');
   }
 
   let closed = false;
@@ -259,6 +265,7 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
       }
       await subscriber?.quit().catch(() => {});
       await transport?.close().catch(() => {});
+      await composer?.close().catch(() => {});
       connection.disconnect();
     },
   };

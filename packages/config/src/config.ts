@@ -231,6 +231,8 @@ const pipelineSchema = z.object({
   MATCH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   MAIL_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(20),
   SMTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(100).default(5),
+  /** Threads that render and encode e-mails off the event loop; 0 does it in the loop. */
+  MAIL_COMPOSE_THREADS: z.coerce.number().int().min(0).max(16).default(1),
   MAIL_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(14),
   MAIL_BACKOFF_MS: z.coerce.number().int().min(10).max(3_600_000).default(5000),
   /** While the SMTP server is unreachable, mail pauses for 1 s, doubling up to this, without spending retries. */
@@ -308,7 +310,7 @@ export interface Config {
   apiKeyCacheMs: number;
   /** Budgets of failed authentication per client address and for all clients, per window. */
   authFailures: { perAddress: number; total: number; windowMs: number };
-  mail: { smtpUrl: string | undefined; from: string; outboxDir: string; maxConnections: number; attempts: number; backoffMs: number; dkim: DkimSettings | undefined };
+  mail: { smtpUrl: string | undefined; from: string; outboxDir: string; maxConnections: number; composeThreads: number; attempts: number; backoffMs: number; dkim: DkimSettings | undefined };
   roles: Role[];
   pipeline: {
     instantCoalesceMs: number;
@@ -421,6 +423,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       outboxDir: mail.OUTBOX_DIR,
       dkim,
       maxConnections: pipeline.SMTP_MAX_CONNECTIONS,
+      composeThreads: pipeline.MAIL_COMPOSE_THREADS,
       attempts: pipeline.MAIL_ATTEMPTS,
       backoffMs: pipeline.MAIL_BACKOFF_MS,
     },

@@ -1,5 +1,7 @@
 export type { MailContent, MailRecipient, MailRenderer, RenderedMail, SharedMail } from './mail-content';
-export { createMailRenderer } from './renderer';
+export { compileTemplates, createMailRenderer, rendererFor, type MailTemplates } from './renderer';
+export { composeInLoop, RenderFailedError, type ComposeRequest, type MailComposer } from './mail-composer';
+export { composeInThreads, type ComposeThreadsOptions } from './compose-threads';
 export { scopeLabel } from './scope-labels';
 export type { MailTransport, OutgoingMail, SendResult } from './outgoing-mail';
 export { composeMessage, senderAddress } from './mime-message';

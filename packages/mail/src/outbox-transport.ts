@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { access, constants, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MailTransport, OutgoingMail, SendResult } from './outgoing-mail';
-import { composeMessage } from './mime-message';
+import { composeMessage, type MimeMessage } from './mime-message';
 import { toMailError } from './send-errors';
 
 /** `<abc@notify.local>` → `abc@notify.local.eml`; anything unusual in the id becomes `_`. */
@@ -19,22 +19,32 @@ export function outboxFileName(messageId: string): string {
 export function createOutboxTransport(options: { outboxDir: string }): MailTransport {
   const dir = options.outboxDir;
 
+  async function sendComposed({ raw }: MimeMessage, messageId: string): Promise<SendResult> {
+    const target = join(dir, outboxFileName(messageId));
+    const temp = join(dir, `.${randomUUID()}.tmp`);
+    try {
+      await mkdir(dir, { recursive: true });
+      await writeFile(temp, raw, { flush: true });
+      await rename(temp, target);
+      return { response: `written to ${target}` };
+    } catch (error) {
+      await rm(temp, { force: true }).catch(() => undefined);
+      throw toMailError(error);
+    }
+  }
+
   return {
     kind: 'outbox',
     async send(mail: OutgoingMail): Promise<SendResult> {
-      const { raw } = composeMessage(mail);
-      const target = join(dir, outboxFileName(mail.messageId));
-      const temp = join(dir, `.${randomUUID()}.tmp`);
+      let composed: MimeMessage;
       try {
-        await mkdir(dir, { recursive: true });
-        await writeFile(temp, raw, { flush: true });
-        await rename(temp, target);
-        return { response: `written to ${target}` };
+        composed = composeMessage(mail);
       } catch (error) {
-        await rm(temp, { force: true }).catch(() => undefined);
         throw toMailError(error);
       }
+      return sendComposed(composed, mail.messageId);
     },
+    sendComposed,
     async verify(): Promise<void> {
       try {
         await mkdir(dir, { recursive: true });

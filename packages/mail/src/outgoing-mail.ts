@@ -1,4 +1,5 @@
 import { hasControlCharacter, isValidEmail } from '@notify/core';
+import type { MimeMessage } from './mime-message';
 import { PermanentMailError } from './send-errors';
 
 export interface OutgoingMail {
@@ -23,6 +24,8 @@ export interface MailTransport {
   readonly kind: 'smtp' | 'outbox';
   /** Throws TransientMailError or PermanentMailError. */
   send(mail: OutgoingMail): Promise<SendResult>;
+  /** Sends a message composed already (composeMessage, a MailComposer) under its Message-ID; throws as send does. */
+  sendComposed(message: MimeMessage, messageId: string): Promise<SendResult>;
   verify(): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,4 +1,3 @@
-import mjml2html from 'mjml';
 import Mustache from 'mustache';
 import type { MailContent, MailRecipient, MailRenderer, RenderedMail } from './mail-content';
 import { DIGEST_MJML, INSTANT_MJML } from './templates/mjml-templates';
@@ -10,9 +9,23 @@ import { compileTokens, type Token } from './compiled-template';
 type Fill = (view: MailView) => string;
 
 export async function compileMjml(source: string): Promise<string> {
+  // Loaded when first compiling: a compose thread fills templates compiled by its process (rendererFor) and never loads MJML.
+  const { default: mjml2html } = await import('mjml');
   // `strict` turns a template mistake into a start-up failure instead of a broken e-mail.
   const result = await mjml2html(source, { validationLevel: 'strict', keepComments: false, fonts: {} });
   return result.html;
+}
+
+/** Both e-mails' HTML templates, compiled from MJML (asciiHtml), to be filled per message. */
+export interface MailTemplates {
+  instantHtml: string;
+  digestHtml: string;
+}
+
+/** Compiles both MJML templates to HTML, once (MJML 5 compiles asynchronously, hence the promise). */
+export async function compileTemplates(): Promise<MailTemplates> {
+  const [instantHtml, digestHtml] = await Promise.all([compileMjml(INSTANT_MJML), compileMjml(DIGEST_MJML)]);
+  return { instantHtml: asciiHtml(instantHtml), digestHtml: asciiHtml(digestHtml) };
 }
 
 /**
@@ -108,14 +121,15 @@ export function asciiHtml(html: string): string {
 const NAME_MARK = '\u0001name\u0001';
 const LINK_MARK = '\u0001link\u0001';
 
-/**
- * Compiles both MJML templates to HTML once (MJML 5 compiles asynchronously, hence the promise) and
- * returns a renderer that only fills them; mustache HTML-escapes every value it inserts.
- */
+/** Compiles both MJML templates (compileTemplates) and returns a renderer that only fills them. */
 export async function createMailRenderer(): Promise<MailRenderer> {
-  const [instantHtml, digestHtml] = await Promise.all([compileMjml(INSTANT_MJML), compileMjml(DIGEST_MJML)]);
-  const instant = prepare(asciiHtml(instantHtml), escapeHtmlAscii);
-  const digest = prepare(asciiHtml(digestHtml), escapeHtmlAscii);
+  return rendererFor(await compileTemplates());
+}
+
+/** A renderer that fills compiled templates (compileTemplates); mustache HTML-escapes every value it inserts. */
+export function rendererFor(templates: MailTemplates): MailRenderer {
+  const instant = prepare(templates.instantHtml, escapeHtmlAscii);
+  const digest = prepare(templates.digestHtml, escapeHtmlAscii);
   const text = prepare(TEXT_TEMPLATE, String);
 
   const fill = (kind: MailContent['kind'], view: MailView): RenderedMail =>

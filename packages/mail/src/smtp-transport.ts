@@ -95,6 +95,7 @@ export function createSmtpTransport(options: SmtpTransportOptions): MailTranspor
       }
       return sendComposed(composed, mail.messageId);
     },
+    sendComposed,
     async verify(): Promise<void> {
       try {
         await pool.verify();

@@ -1,12 +1,13 @@
 import { unsubscribeToken, type EventDetails } from '@notify/core';
 import { cancelDelivery, claimDeliveries, markBouncing, markDeliveriesSent, suppressDelivery, postponeDelivery, recordFailedAttempt, releaseDelivery, type ClaimedDelivery, type DeliveryEvent } from '@notify/db';
-import { classifySendError, isServerUnavailable, recipientBounce, type RenderedMail, type MailRenderer, type MailTransport, type MailContent, type SharedMail } from '@notify/mail';
+import { classifySendError, isServerUnavailable, recipientBounce, RenderFailedError, type ComposeRequest, type MailComposer, type MailTransport } from '@notify/mail';
 import { Batcher } from '../batcher';
 import { Slots } from '../slots';
 import type { PipelineContext } from '../context';
 
 export interface SendContext extends PipelineContext {
-  renderer: MailRenderer;
+  /** Makes each e-mail's bytes (in the event loop or in threads of its own, see MailComposer). */
+  composer: MailComposer;
   transport: MailTransport;
   from: string;
   /** The domain part of Message-IDs (and of List-Ids). */
@@ -68,8 +69,6 @@ interface Sender {
    * longer than it, an e-mail whose record was held up may go twice (same Message-ID).
    */
   inProcess: Set<string>;
-  /** By sharedMailKey, the last SHARED_MAILS: the e-mail rendered for any member, or null when one member's was rendered alone (composeMail). */
-  sharedMails: Map<string, SharedMail | null>;
 }
 
 const MAX_BATCH = 50;
@@ -108,14 +107,13 @@ function senderOf(ctx: SendContext): Sender {
       return rows.map(() => null);
     }, { ...BATCH_OPTIONS, lingerMs: RECORD_LINGER_MS }),
     inProcess: new Set(),
-    sharedMails: new Map(),
   };
   senders.set(ctx, sender);
   return sender;
 }
 
 /** The page where a member opts out of a rule. */
-function unsubscribeUrl(ctx: SendContext, ruleId: string, memberId: string): string {
+function unsubscribeUrlOf(ctx: SendContext, ruleId: string, memberId: string): string {
   return `${ctx.unsubscribe.baseUrl}/${unsubscribeToken(ctx.unsubscribe.secret, ruleId, memberId)}`;
 }
 
@@ -136,44 +134,21 @@ export function mailEventOf(event: DeliveryEvent): EventDetails {
   };
 }
 
-/** How many (rule, period, events) a sender remembers, for the other members of their rule and period. */
-const SHARED_MAILS = 32;
-
 /**
- * What a delivery's e-mail shows besides its member's name and unsubscribe link: the members of a
- * rule who get the same events of a period in the same zone get the same e-mail otherwise (their
- * deliveries are made, claimed and sent together), which is rendered once for all of them. Events
- * are stored once and never change, so their ids stand for them.
+ * The key of what a delivery's e-mail shows besides its member's name and unsubscribe link: the
+ * members of a rule who get the same events of a period in the same zone get the same e-mail
+ * otherwise (their deliveries are made, claimed and sent together), which the composer renders
+ * once for all of them (SharedRenders). Events are stored once and never change, so their ids
+ * stand for them. A test send is one member's own.
  */
-function sharedMailKey(delivery: ClaimedDelivery): string {
+function shareKeyOf(delivery: ClaimedDelivery): string | null {
+  if (delivery.test) return null;
   const { rule_id, period_key, timezone, repeats, frequency, scope, rule_name, organization_name, events } = delivery;
   return JSON.stringify([rule_id, period_key, timezone, repeats, frequency, scope, rule_name, organization_name, events.map((event) => event.id)]);
 }
 
-/**
- * The e-mail of a claimed delivery, its footer linking to `unsubscribe`. The first member's e-mail of
- * a content (sharedMailKey) is rendered for them alone, as most rules have one member; a second
- * member's makes the render shared (MailRenderer.renderShared), which every further member's only
- * fills: two renders for a rule's members, however many they are.
- */
-function composeMail(ctx: SendContext, shared: Sender['sharedMails'], delivery: ClaimedDelivery, unsubscribe: string): RenderedMail {
-  const own = () => ctx.renderer.render({ ...mailContent(delivery), recipient: { email: delivery.email, name: delivery.member_name }, unsubscribeUrl: unsubscribe });
-  // A test send is one member's own.
-  if (delivery.test) return own();
-  const key = sharedMailKey(delivery);
-  let mail = shared.get(key);
-  if (mail === undefined) {
-    shared.set(key, null);
-    // The oldest goes: its members' e-mails were sent together, before this one's.
-    if (shared.size > SHARED_MAILS) shared.delete(shared.keys().next().value!);
-    return own();
-  }
-  if (mail === null) shared.set(key, (mail = ctx.renderer.renderShared(mailContent(delivery))));
-  return mail.for({ name: delivery.member_name, unsubscribeUrl: unsubscribe });
-}
-
 /** What a claimed delivery's e-mail shows, but for its member's own parts. */
-function mailContent(delivery: ClaimedDelivery): Omit<MailContent, 'recipient' | 'unsubscribeUrl'> {
+function mailContent(delivery: ClaimedDelivery): ComposeRequest['content'] {
   return {
     organizationName: delivery.organization_name,
     ruleName: delivery.rule_name,
@@ -326,20 +301,26 @@ export async function sendDeliveries(ctx: SendContext, deliveryIds: readonly str
 }
 
 /**
- * Renders a claimed delivery's e-mail and hands it to the transport: the promise of its sending
- * (throws when rendering fails, nothing sent). Not async, so no suspended frame keeps the rendered
- * e-mail (tens of KB) until the server has it and its record is written: held that long, past two
- * young-generation collections, it was copied and promoted to the old one (the 09:00 wave promoted
- * 728 MB with it, 278 MB without: the composing transport's frame lets go of it too).
+ * A claimed delivery's e-mail, composed (MailComposer) and handed to the transport: the promise of
+ * its sending (RenderFailedError when rendering failed, nothing sent). Not async, so no suspended
+ * frame keeps the composed e-mail (tens of KB) until the server has it and its record is written:
+ * held that long, past two young-generation collections, it was copied and promoted to the old one
+ * (the 09:00 wave promoted 728 MB with it, 278 MB without).
  */
-function startSending(ctx: SendContext, sender: Sender, delivery: ClaimedDelivery, memberId: string, messageId: string): Promise<unknown> {
+function startSending(ctx: SendContext, delivery: ClaimedDelivery, memberId: string, messageId: string): Promise<unknown> {
   // One link for the footer and the List-Unsubscribe header.
-  const unsubscribe = unsubscribeUrl(ctx, delivery.rule_id, memberId);
-  const rendered = composeMail(ctx, sender.sharedMails, delivery, unsubscribe);
-  return ctx.transport.send({
-    from: ctx.from, to: delivery.email, subject: rendered.subject, html: rendered.html, text: rendered.text, messageId,
-    list: { id: `${delivery.rule_id}.rules.${ctx.messageIdDomain}`, name: delivery.rule_name, unsubscribeUrl: unsubscribe },
-  });
+  const unsubscribeUrl = unsubscribeUrlOf(ctx, delivery.rule_id, memberId);
+  const request: ComposeRequest = {
+    content: mailContent(delivery),
+    recipient: { email: delivery.email, name: delivery.member_name },
+    unsubscribeUrl,
+    shareKey: shareKeyOf(delivery),
+    headers: {
+      from: ctx.from, to: delivery.email, messageId,
+      list: { id: `${delivery.rule_id}.rules.${ctx.messageIdDomain}`, name: delivery.rule_name, unsubscribeUrl },
+    },
+  };
+  return ctx.composer.compose(request).then((message) => ctx.transport.sendComposed(message, messageId));
 }
 
 /**
@@ -370,20 +351,17 @@ async function sendClaimed(
   }
 
   const messageId = messageIdFor(delivery.id, ctx.messageIdDomain);
-  let sending: Promise<unknown>;
-  try {
-    sending = startSending(ctx, sender, delivery, delivery.team_member_id, messageId);
-  } catch (error) {
-    // Nothing was sent: the next try may claim it at once.
-    await releaseDelivery(db, deliveryId).catch(() => {});
-    throw error;
-  }
   let acceptedAt: number;
   try {
-    await sending;
+    await startSending(ctx, delivery, delivery.team_member_id, messageId);
     acceptedAt = Date.now();
     options.release();
   } catch (error) {
+    if (error instanceof RenderFailedError) {
+      // Nothing was sent: the next try may claim it at once.
+      await releaseDelivery(db, deliveryId).catch(() => {});
+      throw error;
+    }
     const message = (error as Error).message?.slice(0, 2000) ?? String(error);
     if (isServerUnavailable(error)) {
       await postponeDelivery(db, deliveryId, message);

@@ -138,7 +138,7 @@ export function buildView(content: MailContent): MailView {
     scopeLabel: label,
     recipientName: recipientName(content.recipient.name),
     periodText: content.period
-      ? `${formatDateTime(content.period.start, zone)} – ${formatDateTime(content.period.end, zone)}`
+      ? `${formatDateTime(content.period.start, zone)} to ${formatDateTime(content.period.end, zone)}`
       : null,
     testText: content.test
       ? 'This is a test e-mail of the rule, sent on request. It shows what the rule sends, and does not count as one of its deliveries.'

@@ -1,6 +1,8 @@
 // Mustache, rendered without HTML escaping (it is text/plain); the view model has already made
-// every one-line value a single line and capped its length.
-export const TEXT_TEMPLATE = `{{organizationName}} · {{kindLabel}}
+// every one-line value a single line and capped its length. Its own text is ASCII, so the part goes
+// 7bit as it is unless a value is not ("·" separators made every e-mail's text quoted-printable:
+// composing a 20-event digest cost 160 µs instead of 76).
+export const TEXT_TEMPLATE = `{{organizationName}} | {{kindLabel}}
 {{heading}}
 
 {{#recipientName}}
@@ -32,13 +34,13 @@ Events per asset:
 {{/assetCounts.length}}
 {{#groups}}
 
-== {{asset}}{{#assetType}} ({{assetType}}){{/assetType}} · {{countText}} ==
+== {{asset}}{{#assetType}} ({{assetType}}){{/assetType}} | {{countText}} ==
 {{#severities}}
 
--- {{label}} · {{count}} --
+-- {{label}} | {{count}} --
 {{#events}}
 * {{title}}
-  {{occurredAt}}{{#tags}} · {{tags}}{{/tags}}
+  {{occurredAt}}{{#tags}} | {{tags}}{{/tags}}
 {{#summaryText}}
   {{summaryText}}
 {{/summaryText}}

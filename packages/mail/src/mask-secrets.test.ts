@@ -18,6 +18,17 @@ describe('isSecretName', () => {
     '%s is not',
     (name) => expect(isSecretName(name)).toBe(false),
   );
+
+  it('judges a name the same however often it comes, and after thousands of others (names judged lately are remembered, a bounded few)', () => {
+    for (let round = 0; round < 3; round++) {
+      expect(isSecretName('userPassword')).toBe(true);
+      expect(isSecretName('service')).toBe(false);
+      for (let i = 0; i < 1500; i++) expect(isSecretName(`field_${round}_${i}`)).toBe(false);
+    }
+    // Longer than judged whole (its first 128 characters are): never remembered, judged alike each time.
+    const long = `${'x'.repeat(130)}_password`;
+    expect(isSecretName(long)).toBe(isSecretName(long));
+  });
 });
 
 describe('maskSecret', () => {

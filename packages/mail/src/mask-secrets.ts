@@ -48,8 +48,27 @@ function isAlnum(c: number): boolean {
   return isLower(c) || isUpper(c) || isDigit(c);
 }
 
+/**
+ * Names judged lately: events of a scope carry the same few field names (`port`, `service`,
+ * `password`), and each e-mail judges every one of each event's (a digest of 20 events spent
+ * about a third of its masking on them). Bounded, as names come from what scanners send.
+ */
+const judgedNames = new Map<string, boolean>();
+const JUDGED_NAMES = 1000;
+
 /** Whether a field name reads as a secret; case-insensitive, camelCase split into words, nested names judged alone. */
 export function isSecretName(name: string): boolean {
+  const known = judgedNames.get(name);
+  if (known !== undefined) return known;
+  const secret = judgeName(name);
+  if (name.length <= NAME_LIMIT) {
+    if (judgedNames.size >= JUDGED_NAMES) judgedNames.clear();
+    judgedNames.set(name, secret);
+  }
+  return secret;
+}
+
+function judgeName(name: string): boolean {
   const text = name.length > NAME_LIMIT ? name.slice(0, NAME_LIMIT) : name;
   let glued = '';
   let word = '';
@@ -232,10 +251,10 @@ export function maskText(text: string): string {
     }
     let end = i;
     while (end < text.length && isTokenChar(text.charCodeAt(end))) end++;
-    const word = text.slice(i, end);
-    // The separator is cheap to look for; the name is judged only in front of one.
+    // The separator is cheap to look for; the name is judged only in front of one (and the word
+    // copied out only to be judged: most are neither names nor long enough to be tokens).
     const valueStart = separatorAfter(text, end);
-    if (valueStart >= 0 && isSecretName(word)) {
+    if (valueStart >= 0 && isSecretName(text.slice(i, end))) {
       const value = valueFrom(text, valueStart);
       if (value) {
         replace(value.start, value.end, maskSecret(text.slice(value.start, value.end)));
@@ -243,7 +262,10 @@ export function maskText(text: string): string {
         continue;
       }
     }
-    if (isHighEntropy(word)) replace(i, end, maskSecret(word));
+    if (end - i >= MIN_TOKEN_LENGTH) {
+      const word = text.slice(i, end);
+      if (isHighEntropy(word)) replace(i, end, maskSecret(word));
+    }
     i = end;
   }
   if (copied === 0) return text;

@@ -67,6 +67,17 @@ describe('maskText', () => {
     }
   });
 
+  it("leaves a link's path alone but for a segment that is a token itself", () => {
+    for (const url of [
+      'https://platform.example.com/findings/b3d1f0e2-9c4a-4a7b-8f1e-2d6c5b4a3f21',
+      'https://platform.example.com/findings/evt-1234-15',
+      'https://platform.example.com/orgs/acme-industries/assets/host-1234.example.com/findings/98765432101234',
+      'see https://platform.example.com/findings/b3d1f0e2-9c4a-4a7b-8f1e-2d6c5b4a3f21 for details',
+    ]) expect(maskText(url)).toBe(url);
+    expect(maskText('https://hooks.example.com/services/T0A1B2C3D/B4E5F6G7H/aZ3kQ9mW2xL7pR4tN8vY6bC1')).toBe(`https://hooks.example.com/services/T0A1B2C3D/B4E5F6G7H/aZ3k${MASK}C1`);
+    expect(maskText('https://platform.example.com/findings/7?api_key=sk_live_51HqLyjWDarjtT1zdp7dc')).toBe(`https://platform.example.com/findings/7?api_key=sk_l${MASK}dc`);
+  });
+
   it('masks long high-entropy words and leaves identifiers, paths, UUIDs and e-mail addresses', () => {
     expect(maskText(`token ${GITHUB_TOKEN} leaked`)).toBe(`token tok_${MASK}0i leaked`);
     expect(maskText(`aws ${AWS_SECRET}`)).toBe(`aws wJal${MASK}EY`);

@@ -263,14 +263,38 @@ export function maskText(text: string): string {
       }
     }
     if (end - i >= MIN_TOKEN_LENGTH) {
-      const word = text.slice(i, end);
-      if (isHighEntropy(word)) replace(i, end, maskSecret(word));
+      const slash = text.indexOf('/', i);
+      if (i > 0 && text.charCodeAt(i - 1) === 46 && slash >= 0 && slash < end) {
+        maskPathSegments(text, slash + 1, end, replace);
+      } else {
+        const word = text.slice(i, end);
+        if (isHighEntropy(word)) replace(i, end, maskSecret(word));
+      }
     }
     i = end;
   }
   if (copied === 0) return text;
   if (copied < text.length) out.push(text.slice(copied));
   return out.join('');
+}
+
+/**
+ * The path after a host (`example.com/findings/3f2b8c1e-…`: the word starts after a dot and holds a
+ * slash), its segments judged one by one: judged whole, a finding's own link, an ordinary path
+ * ending in a UUID or a long id, read as a token and the e-mail's link to the finding was broken.
+ * A segment that is a token itself (a webhook's secret) is still masked.
+ */
+function maskPathSegments(text: string, from: number, end: number, replace: (start: number, end: number, replacement: string) => void): void {
+  let start = from;
+  while (start < end) {
+    let stop = text.indexOf('/', start);
+    if (stop < 0 || stop > end) stop = end;
+    if (stop - start >= MIN_TOKEN_LENGTH) {
+      const segment = text.slice(start, stop);
+      if (isHighEntropy(segment)) replace(start, stop, maskSecret(segment));
+    }
+    start = stop + 1;
+  }
 }
 
 /** Where a value starts after a name + optional quote + `=` or `:` (+ spaces, optional quote); -1 without a separator. */

@@ -4,7 +4,7 @@ import type { EventDetails } from '@notify/core';
 import type { MailRenderer, RenderedMail } from './mail-content';
 import { MASK } from './mask-secrets';
 import { createMailRenderer } from './renderer';
-import { makeContent, makeEvent, visibleText } from './testing/fixtures';
+import { hrefs, makeContent, makeEvent, visibleText } from './testing/fixtures';
 import { expectNoSecret, LEAKED } from './testing/secrets';
 
 function secretEvent(scope: EventDetails['scope'], overrides: Partial<EventDetails> = {}): EventDetails {
@@ -61,6 +61,14 @@ describe('secrets in e-mails', () => {
       expect(mail.text.match(/•••• 1111/g)?.length).toBeGreaterThanOrEqual(12);
     },
   );
+
+  it("links to the finding whole when its path ends in an id (a UUID, a long number), in the HTML and the text", () => {
+    for (const url of ['https://platform.example.com/findings/b3d1f0e2-9c4a-4a7b-8f1e-2d6c5b4a3f21', 'https://platform.example.com/orgs/acme/findings/98765432101234567890']) {
+      const mail = renderer.render(makeContent({ events: [makeEvent({ url })] }));
+      expect(hrefs(mail.html)).toContain(url);
+      expect(mail.text).toContain(`  ${url}`);
+    }
+  });
 
   it('the event handed in keeps its values (only the e-mail is masked)', () => {
     const event = secretEvent('new_employee_credential_detected');

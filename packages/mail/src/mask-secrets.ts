@@ -263,8 +263,8 @@ export function maskText(text: string): string {
       }
     }
     if (end - i >= MIN_TOKEN_LENGTH) {
-      const slash = text.indexOf('/', i);
-      if (i > 0 && text.charCodeAt(i - 1) === 46 && slash >= 0 && slash < end) {
+      const slash = i > 0 && text.charCodeAt(i - 1) === 46 ? slashWithin(text, i, end) : -1;
+      if (slash >= 0) {
         maskPathSegments(text, slash + 1, end, replace);
       } else {
         const word = text.slice(i, end);
@@ -278,6 +278,12 @@ export function maskText(text: string): string {
   return out.join('');
 }
 
+/** The first `/` of text[from, end), or -1: looked for within a word only, so each character is read once. */
+function slashWithin(text: string, from: number, end: number): number {
+  for (let i = from; i < end; i++) if (text.charCodeAt(i) === 47) return i;
+  return -1;
+}
+
 /**
  * The path after a host (`example.com/findings/3f2b8c1e-…`: the word starts after a dot and holds a
  * slash), its segments judged one by one: judged whole, a finding's own link, an ordinary path
@@ -287,8 +293,8 @@ export function maskText(text: string): string {
 function maskPathSegments(text: string, from: number, end: number, replace: (start: number, end: number, replacement: string) => void): void {
   let start = from;
   while (start < end) {
-    let stop = text.indexOf('/', start);
-    if (stop < 0 || stop > end) stop = end;
+    const slash = slashWithin(text, start, end);
+    const stop = slash < 0 ? end : slash;
     if (stop - start >= MIN_TOKEN_LENGTH) {
       const segment = text.slice(start, stop);
       if (isHighEntropy(segment)) replace(start, stop, maskSecret(segment));

@@ -81,6 +81,12 @@ describe('composeInThreads', () => {
       const second = await failing.compose(request(5)).catch((error: unknown) => error);
       expect(second).toBeInstanceOf(RenderFailedError);
       expect(stops.length).toBeGreaterThanOrEqual(2);
+      // An alert of one event is composed in the loop, not in a thread: it fails there, no thread stopping.
+      const { content } = request(6);
+      const alert = await failing.compose(request(6, { shareKey: 'alert', content: { ...content, events: content.events.slice(0, 1) } })).catch((error: unknown) => error);
+      expect(alert).toBeInstanceOf(RenderFailedError);
+      expect((alert as Error).message).toMatch(/^rendering failed: .*partial/);
+      expect(stops.length).toBe(2);
     } finally {
       await failing.close();
     }

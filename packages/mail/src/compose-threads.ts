@@ -26,14 +26,20 @@ const fromSource = import.meta.url.endsWith('.ts');
 const entry = new URL(fromSource ? './compose-thread-entry.mjs' : './compose-thread.js', import.meta.url);
 const threadModule = new URL('./compose-thread.ts', import.meta.url).href;
 
-/** Which thread composes a content: every recipient of it the same one, whose SharedRenders has it. */
-function threadFor(shareKey: string | null, threads: number, next: () => number): number {
-  if (threads === 1) return 0;
-  if (shareKey === null) return next();
+/** Which of `threads` threads composes a content: every recipient of it the same one, whose SharedRenders has it. */
+function threadOfContent(shareKey: string, threads: number): number {
   let hash = 0;
   for (let i = 0; i < shareKey.length; i++) hash = (hash * 31 + shareKey.charCodeAt(i)) | 0;
   return Math.abs(hash) % threads;
 }
+
+/**
+ * E-mails of at most this many events are composed in the event loop: an alert of one event costs
+ * about 0.2 ms of CPU to compose there and half as much again to hand to a thread and back (the
+ * request cloned, the bytes moved, a message each way); the instant part of `npm run bench:pipeline`
+ * spent 0.3 ms more of CPU an event with alerts in the thread.
+ */
+const IN_LOOP_MAX_EVENTS = 1;
 
 function failure(error: { kind: string; message: string }): Error {
   if (error.kind === 'render') return new RenderFailedError(error.message);
@@ -43,12 +49,6 @@ function failure(error: { kind: string; message: string }): Error {
 export interface ComposeThreadsOptions {
   /** How many threads compose; at least 1. */
   threads: number;
-  /**
-   * E-mails of at most this many events are composed in the event loop (default 1): an alert of
-   * one event costs about 0.2 ms of CPU to compose there and half as much again to hand to a thread
-   * and back (the request cloned, the message's bytes moved, a message each way).
-   */
-  inLoopMaxEvents?: number;
   /** Told when a thread stops unasked (its requests in flight fail with RenderFailedError; the next request starts it again). */
   onThreadError?: (error: Error) => void;
 }
@@ -56,16 +56,16 @@ export interface ComposeThreadsOptions {
 /**
  * Composes e-mails in worker threads of their own: each request (what the e-mail shows, its
  * recipient and headers) goes to a thread, which renders and encodes it and hands its bytes back
- * (moved, not copied); an alert of one event is composed in the loop (inLoopMaxEvents). Rendering and composing a 20-event digest costs about a millisecond of CPU,
- * which the process's event loop, that also talks to PostgreSQL, Redis and the SMTP server, no
- * longer spends. The threads fill the templates the process compiled (`templates`) and never load
- * MJML. A thread that dies fails its requests in flight with RenderFailedError (their deliveries
- * are tried again) and is started again by the next request.
+ * (moved, not copied); an alert of one event is composed in the loop (IN_LOOP_MAX_EVENTS).
+ * Rendering and composing a 20-event digest costs about a millisecond of CPU, which the process's
+ * event loop, that also talks to PostgreSQL, Redis and the SMTP server, no longer spends. The
+ * threads fill the templates the process compiled (`templates`) and never load MJML. A thread that
+ * dies fails its requests in flight with RenderFailedError (their deliveries are tried again) and
+ * is started again by the next request.
  */
 export function composeInThreads(templates: MailTemplates, options: ComposeThreadsOptions): MailComposer {
   const count = Math.max(1, Math.floor(options.threads));
   const threads: ComposeThread[] = Array.from({ length: count }, () => ({ worker: undefined, pending: new Map() }));
-  const inLoopMaxEvents = options.inLoopMaxEvents ?? 1;
   let inLoop: MailComposer | undefined;
   let nextId = 0;
   let roundRobin = 0;
@@ -102,8 +102,16 @@ export function composeInThreads(templates: MailTemplates, options: ComposeThrea
     compose(request: ComposeRequest): Promise<MimeMessage> {
       if (closed) return Promise.reject(new RenderFailedError('the composer is closed'));
       const { events } = request.content;
-      if (Array.isArray(events) && events.length <= inLoopMaxEvents) return (inLoop ??= composeInLoop(rendererFor(templates))).compose(request);
-      const thread = threads[threadFor(request.shareKey, count, () => roundRobin++ % count)]!;
+      if (Array.isArray(events) && events.length <= IN_LOOP_MAX_EVENTS) {
+        try {
+          inLoop ??= composeInLoop(rendererFor(templates));
+        } catch (error) {
+          return Promise.reject(new RenderFailedError(`rendering failed: ${(error as Error).message}`, { cause: error }));
+        }
+        return inLoop.compose(request);
+      }
+      const index = count === 1 ? 0 : request.shareKey === null ? roundRobin++ % count : threadOfContent(request.shareKey, count);
+      const thread = threads[index]!;
       const worker = thread.worker ?? start(thread);
       const id = nextId++;
       return new Promise<MimeMessage>((resolve, reject) => {

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import addressparser from 'nodemailer/lib/addressparser';
 import { encodeWord, encodeWords, foldLines, quoteString } from 'nodemailer/lib/mime-funcs';
 import { encode as qpEncode, wrap as qpWrap } from 'nodemailer/lib/qp';
-import type { OutgoingMail } from './outgoing-mail';
+import type { OutgoingMail, SendResult } from './outgoing-mail';
 import { assertSendable } from './outgoing-mail';
-import { PermanentMailError } from './send-errors';
+import { PermanentMailError, toMailError } from './send-errors';
 
 /**
  * A message as it goes on the wire: the SMTP envelope and the RFC 5322 bytes, CRLF lines, every
@@ -224,4 +224,20 @@ export function composeMessage(mail: OutgoingMail, date: Date = new Date()): Mim
   let at = 0;
   for (const piece of pieces) at += raw.write(piece, at, 'latin1');
   return { envelope: { from: from.address, to: [mail.to] }, raw };
+}
+
+/**
+ * A transport's `send` of a mail: composed (a failure rejected as the mail error it is), then sent
+ * as bytes (the transport's `sendComposed`). Not async: the mail (its HTML and text, tens of KB) is
+ * composed here and held by nothing while the server takes its bytes, rather than by a suspended
+ * frame until it has.
+ */
+export function composeAndSend(mail: OutgoingMail, sendComposed: (message: MimeMessage, messageId: string) => Promise<SendResult>): Promise<SendResult> {
+  let message: MimeMessage;
+  try {
+    message = composeMessage(mail);
+  } catch (error) {
+    return Promise.reject(toMailError(error));
+  }
+  return sendComposed(message, mail.messageId);
 }

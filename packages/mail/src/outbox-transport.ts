@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { access, constants, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MailTransport, OutgoingMail, SendResult } from './outgoing-mail';
-import { composeMessage, type MimeMessage } from './mime-message';
+import { composeAndSend, type MimeMessage } from './mime-message';
 import { toMailError } from './send-errors';
 
 /** `<abc@notify.local>` → `abc@notify.local.eml`; anything unusual in the id becomes `_`. */
@@ -35,15 +35,7 @@ export function createOutboxTransport(options: { outboxDir: string }): MailTrans
 
   return {
     kind: 'outbox',
-    async send(mail: OutgoingMail): Promise<SendResult> {
-      let composed: MimeMessage;
-      try {
-        composed = composeMessage(mail);
-      } catch (error) {
-        throw toMailError(error);
-      }
-      return sendComposed(composed, mail.messageId);
-    },
+    send: (mail: OutgoingMail) => composeAndSend(mail, sendComposed),
     sendComposed,
     async verify(): Promise<void> {
       try {

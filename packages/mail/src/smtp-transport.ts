@@ -3,7 +3,7 @@ import DKIM from 'nodemailer/lib/dkim';
 import SMTPPool from 'nodemailer/lib/smtp-pool';
 import type { MailTransport, OutgoingMail, SendResult } from './outgoing-mail';
 import { installFastDotStuffing } from './dot-stuffing';
-import { composeMessage, type MimeMessage } from './mime-message';
+import { composeAndSend, type MimeMessage } from './mime-message';
 import { toMailError } from './send-errors';
 
 installFastDotStuffing();
@@ -84,17 +84,7 @@ export function createSmtpTransport(options: SmtpTransportOptions): MailTranspor
 
   return {
     kind: 'smtp',
-    // Not async: the mail (its HTML and text, tens of KB) is composed into bytes here and held by
-    // nothing while the server takes them, rather than by a suspended frame until it has.
-    send(mail: OutgoingMail): Promise<SendResult> {
-      let composed: MimeMessage;
-      try {
-        composed = composeMessage(mail);
-      } catch (error) {
-        return Promise.reject(toMailError(error));
-      }
-      return sendComposed(composed, mail.messageId);
-    },
+    send: (mail: OutgoingMail) => composeAndSend(mail, sendComposed),
     sendComposed,
     async verify(): Promise<void> {
       try {

@@ -124,6 +124,15 @@ describe('time bounds and failure budgets', () => {
   });
 });
 
+describe('MAIL_COMPOSE_THREADS', () => {
+  it('is one thread by default, 0 to compose in the event loop, at most 16', () => {
+    expect(loadConfig({}).mail.composeThreads).toBe(1);
+    expect(loadConfig({ MAIL_COMPOSE_THREADS: '0' }).mail.composeThreads).toBe(0);
+    expect(loadConfig({ MAIL_COMPOSE_THREADS: '4' }).mail.composeThreads).toBe(4);
+    for (const value of ['-1', '17', '1.5', 'two']) expect(problems({ MAIL_COMPOSE_THREADS: value })).toMatch(/MAIL_COMPOSE_THREADS/);
+  });
+});
+
 describe('DKIM_DOMAIN, DKIM_SELECTOR, DKIM_PRIVATE_KEY', () => {
   const pem = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 

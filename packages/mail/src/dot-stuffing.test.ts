@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import DataStream from 'nodemailer/lib/smtp-connection/data-stream';
 import { describe, expect, it } from 'vitest';
-import { fastEscapeDots, nodemailerEscapeDots } from './dot-stuffing';
+import { fastEscapeDots, markCrlfOnly, nodemailerEscapeDots } from './dot-stuffing';
 
 /** What a DataStream with this `_transform` writes for these chunks, and its byte counts. */
 async function streamed(transform: typeof fastEscapeDots, chunks: ReadonlyArray<Buffer | string>) {
@@ -37,5 +37,18 @@ describe('fast dot-stuffing', () => {
     expect(bytes).toBe('Subject: x\r\n\r\n..hidden\r\nline\r\n...two\r\nbare\r\nend\r\n..dot\r\n.\r\n');
     const plain = 'Subject: y\r\n\r\nno dots here\r\n';
     expect((await streamed(fastEscapeDots, [Buffer.from(plain)])).bytes).toBe(`${plain}.\r\n`);
+  });
+
+  it('stuffs a message marked CRLF-only as nodemailer does, after whatever chunks came before it', async () => {
+    // Lines of anything but CR and LF (dots often, at their start too), joined by CRLFs.
+    const line = fc.array(fc.constantFrom(0x2e, 0x61, 0x20), { maxLength: 6 }).map((bytes) => Buffer.from(bytes).toString('latin1'));
+    const crlfOnly = fc.array(line, { minLength: 1, maxLength: 12 }).map((lines) => lines.join('\r\n'));
+    await fc.assert(
+      fc.asyncProperty(fc.array(chunk, { maxLength: 2 }), crlfOnly, async (before, message) => {
+        const fast = await streamed(fastEscapeDots, [...before, markCrlfOnly(Buffer.from(message, 'latin1'))]);
+        expect(fast).toEqual(await streamed(nodemailerEscapeDots, [...before, Buffer.from(message, 'latin1')]));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -19,6 +19,52 @@ const INSERT_LF = Buffer.from('\n');
 const INSERT_LF_DOT = Buffer.from('\n.');
 const INSERT_CR = Buffer.from('\r');
 const INSERT_DOT = Buffer.from('.');
+const LINE_START_DOT = Buffer.from('\n.');
+
+/**
+ * Bytes known to have CRLF line breaks only (every CR followed by an LF, every LF preceded by a
+ * CR): a MimeMessage's, as composeMessage writes them (markCrlfOnly).
+ */
+const crlfOnly = new WeakSet<Uint8Array>();
+
+/**
+ * Marks a composed message's bytes as CRLF lines only, which its DATA stream then only searches for
+ * lines that start with a dot: one native search of the whole message instead of three a line (a
+ * 20-event digest has about 900 lines: 0.3–0.4 ms of the event loop's CPU an e-mail, CPU profile of
+ * the digests part of `npm run bench:pipeline`). Only for bytes that are so: on others the stream
+ * would leave a bare CR or LF as it is.
+ */
+export function markCrlfOnly(raw: Buffer): Buffer {
+  crlfOnly.add(raw);
+  return raw;
+}
+
+/**
+ * CRLF-only bytes (markCrlfOnly) after a chunk that did not end in a CR, as escapeDots writes them:
+ * the only insertion it can make is a dot before a dot that starts a line.
+ */
+function escapeDotsOfCrlfOnly(this: DataStreamState, chunk: Buffer, done: (error?: Error | null) => void): void {
+  const length = chunk.length;
+  this.inByteCount += length;
+  const pieces: Buffer[] = [];
+  let from = 0;
+  if (chunk[0] === DOT && (this.lastByte === LF || this.lastByte === false)) pieces.push(INSERT_DOT);
+  for (let at = chunk.indexOf(LINE_START_DOT); at >= 0; at = chunk.indexOf(LINE_START_DOT, at + 2)) {
+    pieces.push(chunk.subarray(from, at + 1), INSERT_DOT);
+    from = at + 1;
+  }
+  if (pieces.length) {
+    pieces.push(chunk.subarray(from));
+    const out = Buffer.concat(pieces);
+    this.outByteCount += out.length;
+    this.push(out);
+  } else {
+    this.outByteCount += length;
+    this.push(chunk);
+  }
+  this.lastByte = chunk[length - 1]!;
+  done();
+}
 
 /**
  * nodemailer's DATA stream (SMTPConnection pipes every message through it) with the same output,
@@ -34,6 +80,10 @@ const INSERT_DOT = Buffer.from('.');
 function escapeDots(this: DataStreamState, input: Buffer | string, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
   if (!input || !input.length) {
     done();
+    return;
+  }
+  if (typeof input !== 'string' && this.lastByte !== CR && crlfOnly.has(input)) {
+    escapeDotsOfCrlfOnly.call(this, input, done);
     return;
   }
   const chunk = typeof input === 'string' ? Buffer.from(input) : input;

@@ -105,6 +105,23 @@ describe('composeMessage', () => {
   });
 });
 
+describe('composeMessage line breaks', () => {
+  // Bodies and names of the characters that could break a line: bare CRs and LFs, both orders,
+  // dots and long runs (a 7bit part's 998 limit), beyond ASCII and controls (quoted-printable).
+  const piece = fc.constantFrom('\r', '\n', '\r\n', '\n\r', '.', 'a', ' ', 'é', '\x00', '\x0b', 'x'.repeat(500), '<p>', '=');
+  const body = fc.array(piece, { maxLength: 40 }).map((pieces) => pieces.join(''));
+
+  it('writes CRLF lines only, whatever the bodies and names hold (its bytes are marked so for the DATA stream)', () => {
+    fc.assert(
+      fc.property(body, body, body, (html, text, name) => {
+        const raw = composeMessage(mail({ html, text, list: { id: 'r.acme.example', name, unsubscribeUrl: 'https://n.example/u/1' } })).raw.toString('latin1');
+        expect(raw.replaceAll('\r\n', '')).not.toMatch(/[\r\n]/);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
+
 describe('quotedPrintable', () => {
   const nodemailers = (body: string) => qpWrap(qpEncode(Buffer.from(body.replace(/\r\n|\r|\n/g, '\r\n'), 'utf8')), 76);
   // Lines around the lengths where wrap changes its mind (74, 75, 76, 77), of the characters that

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { MailContent, MailRenderer } from './mail-content';
-import { createMailRenderer } from './renderer';
+import fc from 'fast-check';
+import { createMailRenderer, escapeHtmlAscii } from './renderer';
 import { hasControlCharacter } from '@notify/core';
 import { hrefs, makeContent, makeEvent, visibleText } from './testing/fixtures';
 
@@ -75,5 +76,25 @@ describe.each(['instant', 'digest'] as const)('escaping in the %s e-mail', (kind
     const { text } = renderer.render(hostileContent(kind));
     expect(text).toContain(payload('title'));
     expect(text).not.toContain('javascript:');
+  });
+});
+
+describe('escapeHtmlAscii', () => {
+  const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '/': '&#x2F;', '`': '&#x60;', '=': '&#x3D;', '\n': '\r\n' };
+  /** Mustache's escapes, each line break a CRLF, each character beyond ASCII (a lone surrogate too) its reference: one character at a time. */
+  const expected = (value: string) =>
+    Array.from(value.replace(/\r\n?/g, '\n'), (c) => ESCAPES[c] ?? (c.charCodeAt(0) < 0x80 ? c : `&#${c.codePointAt(0)};`)).join('');
+  const character = fc.oneof(fc.constantFrom('&', '<', '"', "'", '/', '`', '=', '\r', '\n', 'a', ' ', '.', '·', '—', '😀', '\ud83d', '\x01', '\x7f', '\x80', '\u00ff'), fc.string({ unit: 'binary', maxLength: 2 }));
+
+  it('writes what each character escaped alone writes, with or without anything to escape', () => {
+    fc.assert(
+      fc.property(fc.array(character, { maxLength: 30 }), (characters) => {
+        const value = characters.join('');
+        expect(escapeHtmlAscii(value)).toBe(expected(value));
+      }),
+      { numRuns: 3000 },
+    );
+    expect(escapeHtmlAscii('h3.example.com')).toBe('h3.example.com');
+    expect(escapeHtmlAscii(3389)).toBe('3389');
   });
 });

@@ -14,7 +14,7 @@ function comparable({ envelope, raw }: MimeMessage): { envelope: MimeMessage['en
 
 function request(n: number, overrides: Partial<ComposeRequest> = {}): ComposeRequest {
   const rule = n % 5;
-  const { recipient: _recipient, unsubscribeUrl: _unsubscribe, ...content } = makeContent({
+  const { recipient: _recipient, unsubscribeUrl: _unsubscribe, events, ...content } = makeContent({
     kind: 'digest',
     frequency: 'daily',
     ruleName: `Rule ${rule}`,
@@ -25,12 +25,19 @@ function request(n: number, overrides: Partial<ComposeRequest> = {}): ComposeReq
   const unsubscribeUrl = `https://notify.example.com/unsubscribe/token-${n}`;
   return {
     content,
+    events: JSON.stringify(events),
+    eventCount: events.length,
     recipient: { email, name: n % 3 === 0 ? null : `Member ${n}` },
     unsubscribeUrl,
     shareKey: `rule-${rule}`,
     headers: { from: 'Notify <alerts@notify.example>', to: email, messageId: `<delivery-${n}@notify.example>`, list: { id: `rule-${rule}.rules.notify.example`, name: `Rule ${rule}`, unsubscribeUrl } },
     ...overrides,
   };
+}
+
+/** A request's events cut to its first. */
+function firstEventOnly(each: ComposeRequest): Pick<ComposeRequest, 'events' | 'eventCount'> {
+  return { events: JSON.stringify((JSON.parse(each.events) as unknown[]).slice(0, 1)), eventCount: 1 };
 }
 
 describe('composeInThreads', () => {
@@ -47,7 +54,7 @@ describe('composeInThreads', () => {
     // And alerts of one event, which the loop composes.
     const alert = (n: number) => {
       const each = request(n);
-      return { ...each, shareKey: `alert-${n}`, content: { ...each.content, kind: 'instant' as const, frequency: 'instant' as const, events: each.content.events.slice(0, 1) } };
+      return { ...each, shareKey: `alert-${n}`, content: { ...each.content, kind: 'instant' as const, frequency: 'instant' as const }, ...firstEventOnly(each) };
     };
     const requests = Array.from({ length: 40 }, (_, n) => (n % 8 === 7 ? alert(n) : request(n)));
     const fromThreads = await Promise.all(requests.map((each) => threads.compose(each)));
@@ -61,7 +68,7 @@ describe('composeInThreads', () => {
   });
 
   it("fails a request whose render fails with RenderFailedError, and a message that cannot be sent with the transport's mail error; the next request is composed", async () => {
-    const broken = request(1, { shareKey: 'broken', content: { ...request(1).content, events: null as never } });
+    const broken = request(1, { shareKey: 'broken', events: 'null' });
     await expect(threads.compose(broken)).rejects.toBeInstanceOf(RenderFailedError);
     const unsendable = request(2, { headers: { ...request(2).headers, to: 'not an address' } });
     const refused = await threads.compose(unsendable).catch((error: unknown) => error);
@@ -82,8 +89,7 @@ describe('composeInThreads', () => {
       expect(second).toBeInstanceOf(RenderFailedError);
       expect(stops.length).toBeGreaterThanOrEqual(2);
       // An alert of one event is composed in the loop, not in a thread: it fails there, no thread stopping.
-      const { content } = request(6);
-      const alert = await failing.compose(request(6, { shareKey: 'alert', content: { ...content, events: content.events.slice(0, 1) } })).catch((error: unknown) => error);
+      const alert = await failing.compose(request(6, { shareKey: 'alert', ...firstEventOnly(request(6)) })).catch((error: unknown) => error);
       expect(alert).toBeInstanceOf(RenderFailedError);
       expect((alert as Error).message).toMatch(/^rendering failed: .*partial/);
       expect(stops.length).toBe(2);

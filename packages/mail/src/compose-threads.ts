@@ -103,8 +103,7 @@ export function composeInThreads(templates: MailTemplates, options: ComposeThrea
   return {
     compose(request: ComposeRequest): Promise<MimeMessage> {
       if (closed) return Promise.reject(new RenderFailedError('the composer is closed'));
-      const { events } = request.content;
-      if (Array.isArray(events) && events.length <= IN_LOOP_MAX_EVENTS) {
+      if (request.eventCount <= IN_LOOP_MAX_EVENTS) {
         try {
           inLoop ??= composeInLoop(rendererFor(templates));
         } catch (error) {

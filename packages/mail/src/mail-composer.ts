@@ -1,3 +1,4 @@
+import type { EventDetails } from '@notify/core';
 import type { MailContent, MailRenderer, RenderedMail, SharedMail } from './mail-content';
 import { composeMessage, type MimeMessage } from './mime-message';
 import type { OutgoingMail } from './outgoing-mail';
@@ -5,8 +6,16 @@ import { toMailError } from './send-errors';
 
 /** One recipient's e-mail to compose: what it shows, whom it goes to, and its headers. */
 export interface ComposeRequest {
-  /** What the e-mail shows but for its recipient's own parts. */
-  content: Omit<MailContent, 'recipient' | 'unsubscribeUrl'>;
+  /** What the e-mail shows but for its recipient's own parts and its events. */
+  content: Omit<MailContent, 'recipient' | 'unsubscribeUrl' | 'events'>;
+  /**
+   * Its events as JSON text, an array of EventDetails with each `occurredAt` as text (as the claim
+   * reads them): parsed where the e-mail is rendered, and only there (a thread's, not the caller's
+   * loop; not for the further members of a shared render).
+   */
+  events: string;
+  /** How many events `events` holds. */
+  eventCount: number;
   recipient: { email: string; name: string | null };
   unsubscribeUrl: string;
   /**
@@ -45,7 +54,7 @@ export class SharedRenders {
 
   render(request: ComposeRequest): RenderedMail {
     const { content, recipient, unsubscribeUrl, shareKey } = request;
-    const own = () => this.renderer.render({ ...content, recipient, unsubscribeUrl });
+    const own = () => this.renderer.render({ ...content, events: eventsFromJson(request.events), recipient, unsubscribeUrl });
     if (shareKey === null) return own();
     let mail = this.shared.get(shareKey);
     if (mail === undefined) {
@@ -54,9 +63,16 @@ export class SharedRenders {
       if (this.shared.size > SHARED_MAILS) this.shared.delete(this.shared.keys().next().value!);
       return own();
     }
-    if (mail === null) this.shared.set(shareKey, (mail = this.renderer.renderShared(content)));
+    if (mail === null) this.shared.set(shareKey, (mail = this.renderer.renderShared({ ...content, events: eventsFromJson(request.events) })));
     return mail.for({ name: recipient.name, unsubscribeUrl });
   }
+}
+
+/** A request's events (ComposeRequest.events), each time a Date. */
+export function eventsFromJson(json: string): EventDetails[] {
+  const events = JSON.parse(json) as Array<Omit<EventDetails, 'occurredAt'> & { occurredAt: Date | string }>;
+  for (const event of events) event.occurredAt = new Date(event.occurredAt);
+  return events as EventDetails[];
 }
 
 /**

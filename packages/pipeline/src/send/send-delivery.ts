@@ -143,11 +143,11 @@ export function mailEventOf(event: DeliveryEvent): EventDetails {
  */
 function shareKeyOf(delivery: ClaimedDelivery): string | null {
   if (delivery.test) return null;
-  const { rule_id, period_key, timezone, repeats, frequency, scope, rule_name, organization_name, events } = delivery;
-  return JSON.stringify([rule_id, period_key, timezone, repeats, frequency, scope, rule_name, organization_name, events.map((event) => event.id)]);
+  const { rule_id, period_key, timezone, repeats, frequency, scope, rule_name, organization_name, event_ids } = delivery;
+  return JSON.stringify([rule_id, period_key, timezone, repeats, frequency, scope, rule_name, organization_name, event_ids]);
 }
 
-/** What a claimed delivery's e-mail shows, but for its member's own parts. */
+/** What a claimed delivery's e-mail shows, but for its member's own parts and its events (left as the claim's JSON: ComposeRequest.events). */
 function mailContent(delivery: ClaimedDelivery): ComposeRequest['content'] {
   return {
     organizationName: delivery.organization_name,
@@ -158,7 +158,6 @@ function mailContent(delivery: ClaimedDelivery): ComposeRequest['content'] {
     test: delivery.test,
     frequency: delivery.frequency,
     timeZone: delivery.timezone,
-    events: delivery.events.map(mailEventOf),
     repeats: delivery.repeats,
   };
 }
@@ -312,6 +311,8 @@ function startSending(ctx: SendContext, delivery: ClaimedDelivery, memberId: str
   const unsubscribeUrl = unsubscribeUrlOf(ctx, delivery.rule_id, memberId);
   const request: ComposeRequest = {
     content: mailContent(delivery),
+    events: delivery.events,
+    eventCount: delivery.events_shown,
     recipient: { email: delivery.email, name: delivery.member_name },
     unsubscribeUrl,
     shareKey: shareKeyOf(delivery),

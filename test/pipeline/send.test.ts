@@ -2,6 +2,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { composeInLoop, createMailRenderer, createMailTransport, type MailRenderer, type MailTransport } from '@notify/mail';
 import { deliverPeriods, sendDeliveries, sendDelivery, Slots, type SendContext } from '@notify/pipeline';
+import { unsubscribeToken, type EventDetails } from '@notify/core';
+import { createTestDeliveries, type DeliveryEvent } from '@notify/db';
 import { createRedis, Queues } from '@notify/queues';
 import { createTestDatabase, REDIS_URL } from '../support/database';
 import { startRelay, type TcpRelay } from '../support/relay';
@@ -153,6 +155,40 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
   const statuses = async (ids: readonly string[]) =>
     (await db.pool.query<{ status: string; n: number }>('SELECT status::text, count(*)::int AS n FROM deliveries WHERE id = ANY($1::uuid[]) GROUP BY 1', [ids])).rows
       .reduce<Record<string, number>>((all, { status, n }) => ({ ...all, [status]: n }), {});
+
+  it('shows every field of a stored event as the renderer shows it, a digest\'s and a test send\'s alike', async () => {
+    // Every field an e-mail shows, in the names the claim renames them from (asset_type, occurred_at, …).
+    const details: EventDetails = {
+      id: `full-${randomBytes(4).toString('hex')}`, scope: 'asset_dns_changed', occurredAt: new Date('2026-11-20T14:05:09.123Z'),
+      asset: 'full.example', assetType: 'domain', severity: 'high', tags: ['dns', 'prod'], title: 'A record changed',
+      summary: 'From 1.2.3.4\nto 5.6.7.8', url: 'https://platform.example/findings/full', data: { ttl: 300, record: 'A' }, // in the order jsonb keeps keys (shorter first)
+    };
+    const stored: DeliveryEvent = {
+      id: details.id, scope: details.scope, occurred_at: details.occurredAt.toISOString(), asset: details.asset, asset_type: details.assetType,
+      severity: details.severity, tags: details.tags, title: details.title, summary: details.summary, url: details.url, data: details.data,
+    };
+    await db.pool.query(
+      `INSERT INTO events (organization_id, id, scope, occurred_at, asset, asset_type, severity, tags, title, summary, url, data, matched_at)
+       VALUES ($1, $2, 'asset_dns_changed', $3, $4, $5, $6, $7, $8, $9, $10, $11, now())`,
+      [org, details.id, details.occurredAt, details.asset, details.assetType, details.severity, details.tags, details.title, details.summary, details.url, details.data],
+    );
+    const period = `p-${details.id}`;
+    await db.pool.query(`INSERT INTO matches (rule_id, organization_id, event_id, event_received_at, period_key, due_at)
+       SELECT $1::uuid, $2::uuid, $3::text, received_at, $4::text, now() FROM events WHERE organization_id = $2::uuid AND id = $3::text`, [rule, org, details.id, period]);
+    const [digest] = await deliverPeriods(ctx, [{ ruleId: rule, periodKey: period }]);
+    const [test] = await createTestDeliveries(db, rule, [member], `t-${details.id}`, stored);
+    const sent = async (id: string) => {
+      expect((await sendDelivery(ctx, id)).status).toBe('sent');
+      return smtp.received.find((mail) => mail.messageId === `<${id}@notify.test>`)!;
+    };
+    const content = {
+      organizationName: 'o', ruleName: 'r', scope: 'asset_dns_changed' as const, frequency: 'daily' as const, timeZone: 'UTC', events: [details], repeats: 0,
+      recipient: { email: 'a@x.example', name: null }, unsubscribeUrl: `http://localhost/unsubscribe/${unsubscribeToken(ctx.unsubscribe.secret, rule, member)}`,
+    };
+    const text = (mail: { text: string }) => mail.text.replaceAll('\r\n', '\n').trim();
+    expect(text(await sent(digest!))).toBe(renderer.render({ ...content, kind: 'digest', test: false }).text.trim());
+    expect(text(await sent(test!.id))).toBe(renderer.render({ ...content, kind: 'instant', test: true }).text.trim());
+  });
 
   it("claims a list's deliveries ahead of their turn, many in one statement, and sends each once", async () => {
     const ids: string[] = [];

@@ -63,9 +63,11 @@ const HTML_ESCAPES: Readonly<Record<string, string>> = {
 const BEYOND_ASCII = '[\\ud800-\\udbff][\\udc00-\\udfff]|[\\u0080-\\uffff]';
 const BEYOND_ASCII_OR_LF = new RegExp(`${BEYOND_ASCII}|\\n`, 'g');
 const HTML_ESCAPED = new RegExp(`[&<>"'\`=/\\n]|\\r\\n?|${BEYOND_ASCII}`, 'g');
+/** HTML_ESCAPED without its `g`, for a test that keeps no position between calls. */
+const HTML_ESCAPED_ONE = new RegExp(HTML_ESCAPED.source);
 
 /** The ASCII characters escapeHtmlAscii replaces (HTML_ESCAPED), by code: 1. */
-const ESCAPED_ASCII = Uint8Array.from({ length: 128 }, (_, code) => (new RegExp(HTML_ESCAPED.source).test(String.fromCharCode(code)) ? 1 : 0));
+const ESCAPED_ASCII = Uint8Array.from({ length: 128 }, (_, code) => (HTML_ESCAPED_ONE.test(String.fromCharCode(code)) ? 1 : 0));
 
 /** A character as a numeric character reference, which a browser reads as the character itself. */
 const reference = (character: string): string => `&#${character.codePointAt(0)};`;

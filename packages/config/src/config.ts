@@ -219,6 +219,8 @@ const pipelineSchema = z.object({
     .transform((value) => value.split(',').map((role) => role.trim()).filter(Boolean))
     .pipe(z.array(roleName).min(1, 'name at least one role'))
     .transform((lists) => lists.flat()),
+  /** How long a small ingest request may wait for others to share its statement, while requests come together; 0: never. */
+  INGEST_LINGER_MS: z.coerce.number().int().min(0).max(1000).default(20),
   /** After an instant rule's first e-mail, matches within this window go out together at its end. */
   INSTANT_COALESCE_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
   SCHEDULER_TICK_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
@@ -313,6 +315,7 @@ export interface Config {
   mail: { smtpUrl: string | undefined; from: string; outboxDir: string; maxConnections: number; composeThreads: number; attempts: number; backoffMs: number; dkim: DkimSettings | undefined };
   roles: Role[];
   pipeline: {
+    ingestLingerMs: number;
     instantCoalesceMs: number;
     scheduleTickMs: number;
     reconcileIntervalMs: number;
@@ -429,6 +432,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     roles: [...new Set(pipeline.ROLES)],
     pipeline: {
+      ingestLingerMs: pipeline.INGEST_LINGER_MS,
       instantCoalesceMs: pipeline.INSTANT_COALESCE_MS,
       scheduleTickMs: pipeline.SCHEDULER_TICK_MS,
       reconcileIntervalMs: pipeline.RECONCILE_INTERVAL_MS,

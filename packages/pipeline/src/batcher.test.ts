@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { Batcher } from './batcher';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Batcher, LINGER_MISSES, LINGER_PROBE_MS } from './batcher';
 
 /** A batch function that records the batches it was given and waits for the test to end each. */
 function recording<I>() {
@@ -92,5 +92,71 @@ describe('Batcher', () => {
     expect(batches).toEqual([[1, 2]]);
     await expect(Promise.all([early, patient.submit(5), patient.submit(6)])).resolves.toEqual([4, 5, 6]);
     expect(batches).toEqual([[1, 2], [4, 5, 6]]);
+  });
+
+  describe('lingering while it pays (lingerWhilePaying)', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    const LINGER = 20;
+    function lingerer() {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+      const batches: number[][] = [];
+      const batcher = new Batcher<number, number>(async (items) => {
+        batches.push(items);
+        return items;
+      }, { maxBatch: 100, concurrency: 1, weight: (n) => n, lingerMs: LINGER, lingerUntil: 10, lingerWhilePaying: true });
+      /** Submits each call in turn and says whether their batch waited for the linger. */
+      const batch = async (...items: number[]) => {
+        const before = batches.length;
+        const done = Promise.all(items.map((n) => batcher.submit(n)));
+        await vi.advanceTimersByTimeAsync(0);
+        const waited = batches.length === before;
+        await vi.advanceTimersByTimeAsync(LINGER);
+        await expect(done).resolves.toEqual(items);
+        expect(batches.at(-1)).toEqual(items);
+        return waited;
+      };
+      return { batcher, batches, batch };
+    }
+
+    it('a caller alone waits once (a probe), then goes at once, and probes again a while later', async () => {
+      const { batch } = lingerer();
+      expect(await batch(1)).toBe(true);
+      for (let i = 0; i < 5; i++) expect(await batch(1)).toBe(false);
+      await vi.advanceTimersByTimeAsync(LINGER_PROBE_MS);
+      expect(await batch(1)).toBe(true);
+      expect(await batch(1)).toBe(false);
+    });
+
+    it('waits on every batch once a wait gathered a call, until waits in a row gather none', async () => {
+      const { batcher, batches, batch } = lingerer();
+      // The probe: a second call comes during the wait, and both go together.
+      const first = batcher.submit(1);
+      await vi.advanceTimersByTimeAsync(LINGER / 2);
+      expect(batches).toEqual([]);
+      const second = batcher.submit(2);
+      await vi.advanceTimersByTimeAsync(LINGER);
+      await expect(Promise.all([first, second])).resolves.toEqual([1, 2]);
+      expect(batches).toEqual([[1, 2]]);
+      // It pays: the next batches wait too, even alone, until LINGER_MISSES of them gathered nothing.
+      for (let i = 0; i < LINGER_MISSES; i++) expect(await batch(1)).toBe(true);
+      expect(await batch(1)).toBe(false);
+    });
+
+    it('a batch that weighs lingerUntil goes at once, and never waits for more', async () => {
+      const { batcher, batches, batch } = lingerer();
+      expect(await batch(10)).toBe(false);
+      expect(await batch(3, 4)).toBe(true);
+      // Paying now: a wait ends as soon as its batch weighs lingerUntil.
+      const early = batcher.submit(4);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(batches).toEqual([[10], [3, 4]]);
+      const late = batcher.submit(6);
+      await vi.advanceTimersByTimeAsync(0);
+      await expect(Promise.all([early, late])).resolves.toEqual([4, 6]);
+      expect(batches).toEqual([[10], [3, 4], [4, 6]]);
+    });
   });
 });

@@ -1,38 +1,68 @@
+export interface BatcherOptions<I> {
+  /** The most a batch weighs (the sum of its items' `weight`); an item heavier than that goes alone. */
+  maxBatch: number;
+  /** How many batches run at once (each holds a database connection while it runs). */
+  concurrency: number;
+  /** An item's weight; 1 by default. */
+  weight?: (item: I) => number;
+  /**
+   * A batch that could start waits this long for more calls, or until it weighs `lingerUntil`
+   * (default maxBatch): for calls whose statements cost mostly their round trip.
+   */
+  lingerMs?: number;
+  lingerUntil?: number;
+  /**
+   * Linger only while lingering gathers calls (for calls someone waits on, such as an ingest
+   * request): it starts once a wait gathered a call, and stops after LINGER_MISSES waits in a row
+   * that gathered none (one caller at a time, or a trickle), when batches go at once again and one
+   * wait each LINGER_PROBE_MS looks whether calls come together again. A caller alone then waits
+   * `lingerMs` about once a second rather than on every call.
+   */
+  lingerWhilePaying?: boolean;
+}
+
+/** Waits in a row that gathered no call, after which a lingerWhilePaying batcher stops waiting. */
+export const LINGER_MISSES = 3;
+/** How often a lingerWhilePaying batcher that stopped waiting tries one wait. */
+export const LINGER_PROBE_MS = 1000;
+
 /**
  * Group commit for calls that each would cost a round trip of their own: calls made while a batch
  * is running wait for it to end, then go together, as one batch, in one statement. An idle batcher
  * adds no waiting (a call alone goes at once, in the next microtask, with whatever else was asked
  * in the same turn of the event loop); a busy one makes bigger batches, so the cost per call falls
  * as the load rises, which is when it matters. On this machine a round trip to PostgreSQL costs
- * more CPU (the socket write, the server's wake-up) than most of our statements do.
+ * more CPU (the socket write, the server's wake-up) than most of our statements do. A batcher that
+ * lingers (`lingerMs`) makes a batch wait a little for more calls even when nothing runs.
  *
  * A batch that fails is tried again one call at a time, so one bad call cannot fail the others
  * that happened to share its batch; each call gets its own outcome.
  */
 export class Batcher<I, O> {
   private queue: Array<{ item: I; resolve: (value: O) => void; reject: (error: unknown) => void }> = [];
+  /** The sum of the queued items' weights. */
+  private queued = 0;
   private running = 0;
   private scheduled = false;
-  /** A lingering batch's start (lingerMs). */
-  private lingering: NodeJS.Timeout | undefined;
+  /** A lingering batch's start (lingerMs), and how many calls were queued when it began to wait. */
+  private lingering: { timer: NodeJS.Timeout; calls: number } | undefined;
+  /** lingerWhilePaying: whether batches wait, waits in a row that gathered nothing, and when the last probe was. */
+  private paying = false;
+  private misses = 0;
+  private probedAt = -Infinity;
 
-  /**
-   * `run` takes a batch and returns one result per item, in order. `maxBatch` bounds a batch (the
-   * sum of its items' `weight`, 1 each by default; an item heavier than that goes alone),
-   * `concurrency` how many batches run at once (each holds a database connection while it runs).
-   * `lingerMs` makes a batch that could start wait that long for more calls (or until it is full):
-   * for calls nobody waits on in a hurry, whose statements cost mostly their round trip.
-   */
+  /** `run` takes a batch and returns one result per item, in order. */
   constructor(
     private readonly run: (items: I[]) => Promise<O[]>,
-    private readonly options: { maxBatch: number; concurrency: number; weight?: (item: I) => number; lingerMs?: number },
+    private readonly options: BatcherOptions<I>,
   ) {}
 
   submit(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      if (this.lingering && this.queue.length >= this.options.maxBatch) {
-        clearTimeout(this.lingering);
+      this.queued += this.weightOf(item);
+      if (this.lingering && this.queued >= this.lingerUntil) {
+        clearTimeout(this.lingering.timer);
         this.start();
       }
       this.schedule();
@@ -44,26 +74,52 @@ export class Batcher<I, O> {
     return this.queue.length;
   }
 
+  private weightOf(item: I): number {
+    return this.options.weight ? this.options.weight(item) : 1;
+  }
+
+  private get lingerUntil(): number {
+    return this.options.lingerUntil ?? this.options.maxBatch;
+  }
+
+  /** Whether a batch that could start now waits for more calls. */
+  private shouldLinger(): boolean {
+    if (!this.options.lingerMs || this.queued >= this.lingerUntil) return false;
+    if (!this.options.lingerWhilePaying || this.paying) return true;
+    const now = performance.now();
+    if (now - this.probedAt < LINGER_PROBE_MS) return false;
+    this.probedAt = now;
+    return true;
+  }
+
   private schedule(): void {
     if (this.scheduled || this.running >= this.options.concurrency || !this.queue.length) return;
     this.scheduled = true;
-    const linger = this.options.lingerMs ?? 0;
-    if (linger > 0 && this.queue.length < this.options.maxBatch) this.lingering = setTimeout(() => this.start(), linger);
+    if (this.shouldLinger()) this.lingering = { timer: setTimeout(() => this.start(), this.options.lingerMs), calls: this.queue.length };
     else queueMicrotask(() => this.start());
   }
 
   private start(): void {
     this.scheduled = false;
-    this.lingering = undefined;
+    if (this.lingering) {
+      // Did the wait pay? (A batch that filled up during it did.)
+      if (this.queue.length > this.lingering.calls) {
+        this.paying = true;
+        this.misses = 0;
+      } else if (++this.misses >= LINGER_MISSES) {
+        this.paying = false;
+      }
+      this.lingering = undefined;
+    }
     while (this.running < this.options.concurrency && this.queue.length) void this.next();
   }
 
   private async next(): Promise<void> {
-    const weight = this.options.weight ?? (() => 1);
     let count = 1;
-    let total = weight(this.queue[0]!.item);
-    while (count < this.queue.length && total + weight(this.queue[count]!.item) <= this.options.maxBatch) total += weight(this.queue[count++]!.item);
+    let total = this.weightOf(this.queue[0]!.item);
+    while (count < this.queue.length && total + this.weightOf(this.queue[count]!.item) <= this.options.maxBatch) total += this.weightOf(this.queue[count++]!.item);
     const batch = this.queue.splice(0, count);
+    this.queued -= total;
     this.running++;
     try {
       await this.settle(batch);

@@ -29,6 +29,12 @@ export interface IngestContext {
   /** Counts stored and repeated events by scope. */
   metrics?: Pick<PipelineMetrics, 'eventsIngested'>;
   /**
+   * How long a small call (under STORE_LINGER_UNTIL events) may wait for others to share its
+   * statement, while calls come together (Batcher's lingerWhilePaying): INGEST_LINGER_MS. Default
+   * 0, no wait.
+   */
+  lingerMs?: number;
+  /**
    * Matching in this process, when it runs the match role too (see MatchHere): the events it takes
    * skip the match queue. It answers false when it is full or closing, and the queue takes them.
    */
@@ -88,7 +94,10 @@ async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 /**
  * Stores the events of ingest calls made at about the same moment in one statement and asks for
  * their match (Batcher, group commit): under load, concurrent single-event requests share a
- * commit and a match job per scope instead of paying one each. An event sent by two calls of one
+ * commit and a match job per scope instead of paying one each; with `lingerMs`, small calls wait
+ * that long for each other while they come together (at 200 single-event requests a second, 20 ms
+ * make batches of about four, and an event's CPU end to end falls by about 40%: issue 11's record,
+ * seventeenth round). An event sent by two calls of one
  * batch counts for the first; a batch that fails (an unknown organization's foreign key) is tried
  * again call by call, so only the call at fault fails. Per context, made on first use.
  */
@@ -96,6 +105,12 @@ const storeBatches = new WeakMap<IngestContext, Batcher<readonly IncomingEvent[]
 
 /** The most events one shared statement takes (a call's own batch of up to 1,000 goes whole). */
 const STORE_BATCH_EVENTS = 2000;
+
+/**
+ * A lingering store batch goes once it holds this many events: their statement's fixed costs are
+ * shared enough, and a call of this many events never waits.
+ */
+export const STORE_LINGER_UNTIL = 50;
 
 function storeBatcher(ctx: IngestContext): Batcher<readonly IncomingEvent[], StoredEvent[]> {
   const known = storeBatches.get(ctx);
@@ -118,7 +133,14 @@ function storeBatcher(ctx: IngestContext): Batcher<readonly IncomingEvent[], Sto
       for (const row of inserted) stored[owner.get(eventKey({ organizationId: row.organization_id, id: row.id }))!]!.push(row);
       return stored;
     },
-    { maxBatch: STORE_BATCH_EVENTS, concurrency: 2, weight: (events) => events.length },
+    {
+      maxBatch: STORE_BATCH_EVENTS,
+      concurrency: 2,
+      weight: (events) => events.length,
+      lingerMs: ctx.lingerMs,
+      lingerUntil: STORE_LINGER_UNTIL,
+      lingerWhilePaying: true,
+    },
   );
   storeBatches.set(ctx, batcher);
   return batcher;

@@ -8,7 +8,8 @@
 //                  organizations × 50), and the matcher's RSS with them
 //                  vs a no-op BullMQ worker draining one job per event (same queues, concurrency)
 //   3. instant     202 of the ingest request → SMTP accept, at 200 single-event requests/s,
-//                  every event the first match of its own instant rule (server: all roles)
+//                  every event the first match of its own instant rule (server: all roles),
+//                  measured for 15 s after 15 s of the same (BENCH_INSTANT_WARMUP events)
 //   3b. burst     20,000 events in 40 requests of 500, each the first match of its own instant rule
 //                  → 20,000 e-mails, first request → last accept, with CPU per 1,000 e-mails
 //                  vs nodemailer's pooled transport sending 20,000 one-event messages

@@ -220,7 +220,7 @@ const pipelineSchema = z.object({
     .pipe(z.array(roleName).min(1, 'name at least one role'))
     .transform((lists) => lists.flat()),
   /** How long a small ingest request may wait for others to share its statement, while requests come together; 0: never. */
-  INGEST_LINGER_MS: z.coerce.number().int().min(0).max(1000).default(20),
+  INGEST_LINGER_MS: z.coerce.number().int().min(0).max(1000).default(30),
   /** After an instant rule's first e-mail, matches within this window go out together at its end. */
   INSTANT_COALESCE_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
   SCHEDULER_TICK_MS: z.coerce.number().int().min(50).max(60_000).default(1000),

@@ -330,6 +330,59 @@ describe('POST /v1/ingest/events (decisions §5)', () => {
     });
   });
 
+  describe('requests that come together (INGEST_LINGER_MS)', () => {
+    const LINGER_MS = 300;
+    let lingering: TestApp;
+    beforeAll(async () => {
+      lingering = await startTestApp({ INGEST_LINGER_MS: String(LINGER_MS) }, { db: t.db });
+    });
+    afterAll(async () => lingering.close());
+
+    const send = (body: Record<string, unknown>) =>
+      lingering.app.inject({ method: 'POST', url: INGEST, headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+    /** Sends one single-event request every `gapMs`, and says when each was answered. */
+    const spaced = async (events: ReadonlyArray<Record<string, unknown>>, gapMs: number) => {
+      const answers = [];
+      for (const body of events) {
+        answers.push(send(body));
+        await new Promise((resolve) => setTimeout(resolve, gapMs));
+      }
+      const responses = await Promise.all(answers);
+      expect(responses.map((response) => response.statusCode)).toEqual(events.map(() => 202));
+    };
+    /** The distinct arrival times of the events: one per statement that stored them. */
+    const statements = async (events: ReadonlyArray<Record<string, unknown>>) =>
+      new Set((await rows(events.map((e) => e.id))).map((row) => row.received_at.getTime())).size;
+
+    it('share one statement while they come together, and a caller alone is held up once, not on every request', async () => {
+      // A caller alone: its first request waits (a probe that gathers nothing), the next go at once.
+      const lone = [event(), event(), event()];
+      const probeStart = performance.now();
+      await spaced(lone.slice(0, 1), 0);
+      expect(performance.now() - probeStart).toBeGreaterThanOrEqual(LINGER_MS - 5);
+      for (const body of lone.slice(1)) {
+        const start = performance.now();
+        expect((await send(body)).statusCode).toBe(202);
+        expect(performance.now() - start).toBeLessThan(LINGER_MS);
+      }
+      expect(await statements(lone)).toBe(3);
+      // A second later the next request probes again; requests that come meanwhile join it, and
+      // from then on every small request waits for company.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const together = Array.from({ length: 4 }, () => event());
+      await spaced(together, 20);
+      expect(await statements(together)).toBe(1);
+      const after = Array.from({ length: 4 }, () => event());
+      await spaced(after, 20);
+      expect(await statements(after)).toBe(1);
+      // A request of 50 events or more never waits.
+      const big = Array.from({ length: 50 }, () => event());
+      const start = performance.now();
+      expect((await send({ events: big })).statusCode).toBe(202);
+      expect(performance.now() - start).toBeLessThan(LINGER_MS);
+    });
+  });
+
   describe('organizations', () => {
     it('refuses unknown organizations at their index, and stores nothing', async () => {
       const ghost = randomUUID();

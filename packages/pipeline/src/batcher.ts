@@ -6,10 +6,11 @@ export interface BatcherOptions<I> {
   /** An item's weight; 1 by default. */
   weight?: (item: I) => number;
   /**
-   * A batch that could start waits this long for more calls, or until it weighs `lingerUntil`
-   * (default maxBatch): for calls whose statements cost mostly their round trip.
+   * A batch that could start waits this long for more calls, or until it weighs `lingerUntil`:
+   * for calls whose statements cost mostly their round trip.
    */
   lingerMs?: number;
+  /** The weight at which a batch stops waiting, and below which it waits at all (default maxBatch). */
   lingerUntil?: number;
   /**
    * Linger only while lingering gathers calls (for calls someone waits on, such as an ingest

@@ -375,6 +375,11 @@ describe('POST /v1/ingest/events (decisions §5)', () => {
       const after = Array.from({ length: 4 }, () => event());
       await spaced(after, 20);
       expect(await statements(after)).toBe(1);
+      // Operators see it: two statements of four calls, three of one.
+      const histogram = await lingering.deps.metrics.registry.getSingleMetric('notify_ingest_statement_calls')!.get();
+      const bucket = (le: number) => (histogram.values as Array<{ metricName?: string; labels: Record<string, unknown>; value: number }>)
+        .find((v) => v.metricName === 'notify_ingest_statement_calls_bucket' && v.labels.le === le)!.value;
+      expect([bucket(1), bucket(3), bucket(4)]).toEqual([3, 3, 5]);
       // A request of 50 events or more never waits.
       const big = Array.from({ length: 50 }, () => event());
       const start = performance.now();

@@ -51,6 +51,7 @@ describe('/metrics after deliveries end to end', () => {
     }
     expect(samplesOf(samples, 'notify_events_ingested_total')).toHaveLength(21);
     expect(samplesOf(samples, 'notify_matches_total')).toHaveLength(21 * 5);
+    expect(valueOf(samples, 'notify_ingest_statement_calls_count')).toBe(0);
     for (const frequency of FREQUENCIES) {
       expect(valueOf(samples, 'notify_emails_sent_total', { frequency }), frequency).toBe(0);
       expect(valueOf(samples, 'notify_delivery_latency_seconds_count', { frequency }), frequency).toBe(0);
@@ -82,6 +83,9 @@ describe('/metrics after deliveries end to end', () => {
     expect(valueOf(samples, 'notify_events_ingested_total', { scope: 'new_open_port_detected' })).toBe(1);
     expect(valueOf(samples, 'notify_events_ingested_total', { scope: 'asset_dns_changed' })).toBe(1);
     expect(valueOf(samples, 'notify_events_duplicate_total', { scope: 'new_open_port_detected' })).toBe(1);
+    // Two requests one after the other: a statement each, of one call.
+    expect(valueOf(samples, 'notify_ingest_statement_calls_count')).toBe(2);
+    expect(valueOf(samples, 'notify_ingest_statement_calls_bucket', { le: '1' })).toBe(2);
     expect(valueOf(samples, 'notify_matches_total', { scope: 'new_open_port_detected', frequency: 'instant' })).toBe(1);
     expect(samplesOf(samples, 'notify_matches_total', { scope: 'asset_dns_changed' }).map((sample) => sample.value)).toEqual([0, 0, 0, 0, 0]);
     expect(valueOf(samples, 'notify_emails_sent_total', { frequency: 'instant' })).toBe(1);

@@ -36,6 +36,8 @@ export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'fai
  */
 export interface PipelineMetricsHooks {
   eventsIngested(scope: string, accepted: number, duplicates: number): void;
+  /** One ingest statement stored the events of `calls` calls. */
+  ingestStatement(calls: number): void;
   matched(scope: string, frequency: string, count: number): void;
   /** Matches held back by silences (recorded, never e-mailed). */
   silenced(count: number): void;
@@ -69,6 +71,8 @@ export interface MetricsOptions {
 }
 
 const LATENCY_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600, 4 * 3600, 12 * 3600, 86_400, 3 * 86_400, 7 * 86_400, 31 * 86_400];
+/** Ingest calls one statement took together (INGEST_LINGER_MS: single-event requests that come together). */
+const STATEMENT_CALLS_BUCKETS = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64];
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
@@ -102,6 +106,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     name: 'notify_events_duplicate_total',
     help: 'Events sent again (already stored, or repeated within a batch), by scope.',
     labelNames: ['scope'],
+    registers,
+  });
+  const ingestStatementCalls = new Histogram({
+    name: 'notify_ingest_statement_calls',
+    help: 'Ingest calls (requests) whose events one store statement took together; 1 when every request pays its own.',
+    buckets: STATEMENT_CALLS_BUCKETS,
     registers,
   });
   const matches = new Counter({
@@ -216,6 +226,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       eventsIngested(scope, accepted, duplicates) {
         if (accepted > 0) eventsIngested.inc({ scope }, accepted);
         if (duplicates > 0) eventsDuplicate.inc({ scope }, duplicates);
+      },
+      ingestStatement(calls) {
+        ingestStatementCalls.observe(calls);
       },
       matched(scope, frequency, count) {
         if (count > 0) matches.inc({ scope, frequency }, count);

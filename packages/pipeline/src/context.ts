@@ -8,6 +8,8 @@ import type { Queues } from '@notify/queues';
 export interface PipelineMetrics {
   /** Events stored by one ingest call of one scope, and those sent again. */
   eventsIngested(scope: string, accepted: number, duplicates: number): void;
+  /** One statement stored the events of this many ingest calls (requests that came together share one). */
+  ingestStatement(calls: number): void;
   /** Matches recorded for rules of a scope and frequency. */
   matched(scope: string, frequency: string, count: number): void;
   /** Matches held back by silences. */

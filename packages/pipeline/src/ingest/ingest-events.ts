@@ -27,7 +27,7 @@ export interface IngestContext {
   /** Told when publishing a scope's events failed or timed out (e.g. to log it); the events stay stored. */
   onPublishError?: (error: unknown, scope: Scope, events: number) => void;
   /** Counts stored and repeated events by scope. */
-  metrics?: Pick<PipelineMetrics, 'eventsIngested'>;
+  metrics?: Pick<PipelineMetrics, 'eventsIngested' | 'ingestStatement'>;
   /**
    * How long a small call (under STORE_LINGER_UNTIL events) may wait for others to share its
    * statement, while calls come together (Batcher's lingerWhilePaying): INGEST_LINGER_MS. Default
@@ -128,6 +128,7 @@ function storeBatcher(ctx: IngestContext): Batcher<readonly IncomingEvent[], Sto
         }
       });
       const inserted = await storeEvents(ctx.db, all);
+      ctx.metrics?.ingestStatement(calls.length);
       await publish(ctx, inserted);
       const stored: StoredEvent[][] = calls.map(() => []);
       for (const row of inserted) stored[owner.get(eventKey({ organizationId: row.organization_id, id: row.id }))!]!.push(row);

@@ -96,7 +96,7 @@ async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
  * their match (Batcher, group commit): under load, concurrent single-event requests share a
  * commit and a match job per scope instead of paying one each; with `lingerMs`, small calls wait
  * that long for each other while they come together (at 200 single-event requests a second, 30 ms
- * make batches of about six, and an event's CPU end to end falls from 4.5–5.0 ms to 1.9–2.0: issue
+ * make batches of about seven, and an event's CPU end to end falls from 4.5–5.0 ms to 1.9–2.0: issue
  * 11's record, seventeenth round). An event sent by two calls of one
  * batch counts for the first; a batch that fails (an unknown organization's foreign key) is tried
  * again call by call, so only the call at fault fails. Per context, made on first use.

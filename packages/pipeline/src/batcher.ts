@@ -47,9 +47,11 @@ export class Batcher<I, O> {
   private scheduled = false;
   /** A lingering batch's start (lingerMs), and how many calls were queued when it began to wait. */
   private lingering: { timer: NodeJS.Timeout; calls: number } | undefined;
-  /** lingerWhilePaying: whether batches wait, waits in a row that gathered nothing, and when the last probe was. */
-  private paying = false;
-  private misses = 0;
+  /**
+   * lingerWhilePaying: waits in a row that gathered no call (every batch waits while there were
+   * fewer than LINGER_MISSES; none at first), and when the last probe was.
+   */
+  private misses = LINGER_MISSES;
   private probedAt = -Infinity;
 
   /** `run` takes a batch and returns one result per item, in order. */
@@ -83,10 +85,10 @@ export class Batcher<I, O> {
     return this.options.lingerUntil ?? this.options.maxBatch;
   }
 
-  /** Whether a batch that could start now waits for more calls. */
+  /** Whether a batch that could start now waits for more calls; a wait to probe (lingerWhilePaying) is recorded as such. */
   private shouldLinger(): boolean {
     if (!this.options.lingerMs || this.queued >= this.lingerUntil) return false;
-    if (!this.options.lingerWhilePaying || this.paying) return true;
+    if (!this.options.lingerWhilePaying || this.misses < LINGER_MISSES) return true;
     const now = performance.now();
     if (now - this.probedAt < LINGER_PROBE_MS) return false;
     this.probedAt = now;
@@ -104,12 +106,8 @@ export class Batcher<I, O> {
     this.scheduled = false;
     if (this.lingering) {
       // Did the wait pay? (A batch that filled up during it did.)
-      if (this.queue.length > this.lingering.calls) {
-        this.paying = true;
-        this.misses = 0;
-      } else if (++this.misses >= LINGER_MISSES) {
-        this.paying = false;
-      }
+      if (this.queue.length > this.lingering.calls) this.misses = 0;
+      else if (this.misses < LINGER_MISSES) this.misses++;
       this.lingering = undefined;
     }
     while (this.running < this.options.concurrency && this.queue.length) void this.next();

@@ -1,8 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SCOPES, SEVERITIES, ValidationFailed, type EventRecord, type Scope } from '@notify/core';
-import { createEventPublisher, ingestEvents, type IngestContext } from '@notify/pipeline';
+import { createEventPublisher, ingestEvents, LINGER_PROBE_MS, STORE_LINGER_UNTIL, type IngestContext } from '@notify/pipeline';
 import { ADMIN_TOKEN, INGEST_TOKEN, startTestApp, type TestApp, type TestOrg } from '../support/app';
+import { pause } from '../support/wait';
 
 const INGEST = '/v1/ingest/events';
 const run = randomBytes(3).toString('hex');
@@ -340,12 +341,12 @@ describe('POST /v1/ingest/events (decisions §5)', () => {
 
     const send = (body: Record<string, unknown>) =>
       lingering.app.inject({ method: 'POST', url: INGEST, headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-type': 'application/json' }, payload: JSON.stringify(body) });
-    /** Sends one single-event request every `gapMs`, and says when each was answered. */
+    /** Sends one single-event request every `gapMs`, and expects each answered 202. */
     const spaced = async (events: ReadonlyArray<Record<string, unknown>>, gapMs: number) => {
       const answers = [];
       for (const body of events) {
         answers.push(send(body));
-        await new Promise((resolve) => setTimeout(resolve, gapMs));
+        await pause(gapMs);
       }
       const responses = await Promise.all(answers);
       expect(responses.map((response) => response.statusCode)).toEqual(events.map(() => 202));
@@ -368,7 +369,7 @@ describe('POST /v1/ingest/events (decisions §5)', () => {
       expect(await statements(lone)).toBe(3);
       // A second later the next request probes again; requests that come meanwhile join it, and
       // from then on every small request waits for company.
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await pause(LINGER_PROBE_MS);
       const together = Array.from({ length: 4 }, () => event());
       await spaced(together, 20);
       expect(await statements(together)).toBe(1);
@@ -380,8 +381,8 @@ describe('POST /v1/ingest/events (decisions §5)', () => {
       const bucket = (le: number) => (histogram.values as Array<{ metricName?: string; labels: Record<string, unknown>; value: number }>)
         .find((v) => v.metricName === 'notify_ingest_statement_calls_bucket' && v.labels.le === le)!.value;
       expect([bucket(1), bucket(3), bucket(4)]).toEqual([3, 3, 5]);
-      // A request of 50 events or more never waits.
-      const big = Array.from({ length: 50 }, () => event());
+      // A request of STORE_LINGER_UNTIL events (50) or more never waits.
+      const big = Array.from({ length: STORE_LINGER_UNTIL }, () => event());
       const start = performance.now();
       expect((await send({ events: big })).statusCode).toBe(202);
       expect(performance.now() - start).toBeLessThan(LINGER_MS);

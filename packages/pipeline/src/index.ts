@@ -1,7 +1,7 @@
 // The pipeline, one folder per stage: ingest → match → (instant | schedule) → deliver → send,
 // reconcile, which rebuilds from PostgreSQL what Redis lost, and retention, which drops old history by the month. Words: packages/core/GLOSSARY.md.
 export type { PipelineContext, PipelineMetrics, SendHere } from './context';
-export { Batcher } from './batcher';
+export { Batcher, LINGER_PROBE_MS } from './batcher';
 export { Slots } from './slots';
 export * from './ingest';
 export { RuleIndex, type IndexedRule } from './rules/rule-index';

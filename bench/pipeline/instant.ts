@@ -3,6 +3,7 @@
 // (server: all roles).
 
 import { performance } from 'node:perf_hooks';
+import { DEFAULT_INGEST_LINGER_MS } from '@notify/config';
 import { mulberry32, numberFromEnv, percentile, round, sleep } from '../support/common';
 import { SCOPES } from '../support/notify';
 import { INGEST_TOKEN, newSchema, postJson, processEnv, stopChild } from '../support/pipeline';
@@ -164,7 +165,7 @@ export async function run(res: Resources): Promise<PartReport> {
       first_error: errors[errorsBefore] ?? null,
       deliveries_sent_total: sent[0]!.n,
       smtp_connections_opened: sink.connections,
-      server: `child process, all roles (api, matcher, scheduler, mailer), defaults: INGEST_LINGER_MS ${process.env.INGEST_LINGER_MS ?? 30}, MATCH_CONCURRENCY 2, MAIL_CONCURRENCY 20, SMTP_MAX_CONNECTIONS 5, MAIL_COMPOSE_THREADS ${MAIL_COMPOSE_THREADS}, DATABASE_POOL_SIZE 10`,
+      server: `child process, all roles (api, matcher, scheduler, mailer), defaults: INGEST_LINGER_MS ${process.env.INGEST_LINGER_MS ?? DEFAULT_INGEST_LINGER_MS}, MATCH_CONCURRENCY 2, MAIL_CONCURRENCY 20, SMTP_MAX_CONNECTIONS 5, MAIL_COMPOSE_THREADS ${MAIL_COMPOSE_THREADS}, DATABASE_POOL_SIZE 10`,
       measured_from: "the moment the parent receives the 202 to the moment the sink (same process, same clock) has read the message's DATA and accepts it",
     },
   };

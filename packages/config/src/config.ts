@@ -194,6 +194,9 @@ function dkimSettings(mail: z.infer<typeof mailSchema>, issues: string[]): DkimS
  * ingest included), `match` (the match queues and the rule index), `schedule` (the tick that asks
  * for due periods, and the reconciler), `deliver` (the deliver queue), `send` (the send queue).
  */
+/** INGEST_LINGER_MS when unset: at 200 single-event requests a second, about 2 ms of CPU an event end to end for ~17 ms more on the request. */
+export const DEFAULT_INGEST_LINGER_MS = 30;
+
 export const ROLES = ['api', 'match', 'schedule', 'deliver', 'send'] as const;
 export type Role = (typeof ROLES)[number];
 
@@ -220,7 +223,7 @@ const pipelineSchema = z.object({
     .pipe(z.array(roleName).min(1, 'name at least one role'))
     .transform((lists) => lists.flat()),
   /** How long a small ingest request may wait for others to share its statement, while requests come together; 0: never. */
-  INGEST_LINGER_MS: z.coerce.number().int().min(0).max(1000).default(30),
+  INGEST_LINGER_MS: z.coerce.number().int().min(0).max(1000).default(DEFAULT_INGEST_LINGER_MS),
   /** After an instant rule's first e-mail, matches within this window go out together at its end. */
   INSTANT_COALESCE_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
   SCHEDULER_TICK_MS: z.coerce.number().int().min(50).max(60_000).default(1000),

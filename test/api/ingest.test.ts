@@ -355,7 +355,7 @@ describe('POST /v1/ingest/events (decisions §5)', () => {
     const statements = async (events: ReadonlyArray<Record<string, unknown>>) =>
       new Set((await rows(events.map((e) => e.id))).map((row) => row.received_at.getTime())).size;
 
-    it('share one statement while they come together, and a caller alone is held up once, not on every request', async () => {
+    it('share one statement and one match job while they come together, and a caller alone is held up once, not on every request', async () => {
       // A caller alone: its first request waits (a probe that gathers nothing), the next go at once.
       const lone = [event(), event(), event()];
       const probeStart = performance.now();
@@ -373,6 +373,10 @@ describe('POST /v1/ingest/events (decisions §5)', () => {
       const together = Array.from({ length: 4 }, () => event());
       await spaced(together, 20);
       expect(await statements(together)).toBe(1);
+      // ... and one match job (this app runs no match role: its events go to the scope's queue).
+      const jobs = await lingering.deps.queues.match.get('new_open_port_detected')!.getJobs(['waiting']);
+      const ids = new Set(together.map((e) => e.id));
+      expect(jobs.filter((job) => job.data.events.some(([, id]) => ids.has(id))).map((job) => job.data.events.length)).toEqual([4]);
       const after = Array.from({ length: 4 }, () => event());
       await spaced(after, 20);
       expect(await statements(after)).toBe(1);

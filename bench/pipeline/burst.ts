@@ -51,7 +51,7 @@ export async function run(res: Resources): Promise<PartReport> {
   const cpu = await cpuSince(sink.accepted, 1000);
   const elapsed = end - start;
   const rate = sink.accepted / (elapsed / 1000);
-  log(`${requests} requests answered in ${seconds(ingestedAt - start)}; first request → last accept: ${round(rate)} e-mails/s (${seconds(elapsed)}); CPU s per 1,000 e-mails: ours ${cpu.node}, PostgreSQL ${cpu.postgres}, Redis ${cpu.redis}`);
+  log(`${requests} requests answered in ${seconds(ingestedAt - start)}; first request → last accept: ${round(rate)} e-mails/s (${seconds(elapsed)}); CPU s per 1,000 e-mails: ours ${cpu.node}, PostgreSQL ${cpu.postgres}, Redis ${cpu.redis}, the bench (sink) ${cpu.bench}`);
   await stopChild(res, server);
   const { byStatus, sent } = await deliveryCounts(db);
   const after = await raw();

@@ -44,7 +44,7 @@ export async function run(res: Resources): Promise<PartReport> {
   const cpu = await cpuSince(sink.accepted, 1000);
   const elapsed = end - start;
   const rate = sink.accepted / (elapsed / 1000);
-  log(`due → e-mails: ${round(rate)} e-mails/s (${seconds(elapsed)}); CPU s per 1,000 e-mails: ours ${cpu.node}, PostgreSQL ${cpu.postgres}, Redis ${cpu.redis}`);
+  log(`due → e-mails: ${round(rate)} e-mails/s (${seconds(elapsed)}); CPU s per 1,000 e-mails: ours ${cpu.node}, PostgreSQL ${cpu.postgres}, Redis ${cpu.redis}, the bench (sink) ${cpu.bench}`);
   const connections = sink.connections - connectionsBefore;
   await stopChild(res, server);
   const { byStatus, created, sent } = await deliveryCounts(db);

@@ -5,6 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { round } from './common';
 import { stopChild } from './pipeline';
+import { cpuSeconds } from './proc';
 import type { Resources, Sink } from './processes';
 import { log, seconds } from './report';
 
@@ -14,7 +15,7 @@ export const MAIL_CONCURRENCY = 20;
 /** The service's compose threads: its default (1), or what the bench's environment sets (the child processes inherit it). */
 export const MAIL_COMPOSE_THREADS = process.env.MAIL_COMPOSE_THREADS ?? '1';
 
-/** E-mails/s of the raw transport. */
+/** E-mails/s of the raw transport; its log line gives the CPU an e-mail cost the client and this process (the sink). */
 export async function rawMailRate(res: Resources, sink: Sink, count: number, events: number): Promise<number> {
   const child = await res.child('mail-baseline', {
     BENCH_CHILD_MODE: 'mail',
@@ -28,13 +29,18 @@ export async function rawMailRate(res: Resources, sink: Sink, count: number, eve
     sink.reset();
     const accepted = sink.waitFor(count, 600_000);
     const done = child.next('done', { timeoutMs: 600_000 });
+    const clientBefore = await cpuSeconds(child.pid);
+    const sinkBefore = process.cpuUsage();
     const start = performance.now();
     child.send({ type: 'go' });
     const end = await accepted;
+    const sinkUsage = process.cpuUsage(sinkBefore);
+    const client = (await cpuSeconds(child.pid)) - clientBefore;
     const result = await done;
     if (result.failed) throw new Error(`the nodemailer baseline failed ${result.failed} messages: ${result.firstError}`);
     const rate = count / ((end - start) / 1000);
-    log(`raw nodemailer pool: ${round(rate)} e-mails/s (${seconds(end - start)})`);
+    const perThousand = (cpu: number) => round((cpu / count) * 1000, 2);
+    log(`raw nodemailer pool: ${round(rate)} e-mails/s (${seconds(end - start)}); CPU s per 1,000 e-mails: client ${perThousand(client)}, the bench (sink) ${perThousand((sinkUsage.user + sinkUsage.system) / 1e6)}`);
     return rate;
   } finally {
     await stopChild(res, child);

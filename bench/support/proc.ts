@@ -89,20 +89,24 @@ export interface CpuSplit {
   node: number;
   postgres: number;
   redis: number;
+  /** This process: the SMTP sink that accepts the e-mails, and the load the part sends (requests, flushes). */
+  bench: number;
 }
 
 /**
- * Starts counting the CPU seconds of process `pid`, PostgreSQL's processes and Redis (CommandCpu);
+ * Starts counting the CPU seconds of process `pid`, PostgreSQL's processes, Redis (CommandCpu) and this one;
  * the function it returns gives those used since, per `units` units of work times `per` (e.g. per
  * 1,000 e-mails), and stops the counting.
  */
 export async function cpuMeter(pid: number): Promise<(units: number, per: number) => Promise<CpuSplit>> {
   const nodeBefore = await cpuSeconds(pid);
+  const benchBefore = process.cpuUsage();
   const [postgres, redis] = [CommandCpu.begin('postgres'), CommandCpu.begin('redis-server')];
   return async (units, per) => {
     const node = (await cpuSeconds(pid)) - nodeBefore;
+    const bench = process.cpuUsage(benchBefore);
     const [pg, rd] = [postgres.stop(), redis.stop()];
     const share = (seconds: number) => Math.round((seconds / Math.max(1, units)) * per * 100) / 100;
-    return { node: share(node), postgres: share(pg), redis: share(rd) };
+    return { node: share(node), postgres: share(pg), redis: share(rd), bench: share((bench.user + bench.system) / 1e6) };
   };
 }

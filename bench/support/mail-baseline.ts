@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { round } from './common';
 import { stopChild } from './pipeline';
-import { cpuSeconds } from './proc';
+import { cpuMeter } from './proc';
 import type { Resources, Sink } from './processes';
 import { log, seconds } from './report';
 
@@ -29,18 +29,15 @@ export async function rawMailRate(res: Resources, sink: Sink, count: number, eve
     sink.reset();
     const accepted = sink.waitFor(count, 600_000);
     const done = child.next('done', { timeoutMs: 600_000 });
-    const clientBefore = await cpuSeconds(child.pid);
-    const sinkBefore = process.cpuUsage();
+    const cpuSince = await cpuMeter(child.pid);
     const start = performance.now();
     child.send({ type: 'go' });
     const end = await accepted;
-    const sinkUsage = process.cpuUsage(sinkBefore);
-    const client = (await cpuSeconds(child.pid)) - clientBefore;
+    const cpu = await cpuSince(count, 1000);
     const result = await done;
     if (result.failed) throw new Error(`the nodemailer baseline failed ${result.failed} messages: ${result.firstError}`);
     const rate = count / ((end - start) / 1000);
-    const perThousand = (cpu: number) => round((cpu / count) * 1000, 2);
-    log(`raw nodemailer pool: ${round(rate)} e-mails/s (${seconds(end - start)}); CPU s per 1,000 e-mails: client ${perThousand(client)}, the bench (sink) ${perThousand((sinkUsage.user + sinkUsage.system) / 1e6)}`);
+    log(`raw nodemailer pool: ${round(rate)} e-mails/s (${seconds(end - start)}); CPU s per 1,000 e-mails: client ${cpu.node}, the bench (sink) ${cpu.bench}`);
     return rate;
   } finally {
     await stopChild(res, child);

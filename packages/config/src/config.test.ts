@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config';
+import { ConfigError, DEFAULT_INGEST_LINGER_MS, loadConfig } from './config';
 
 describe('where Redis is', () => {
   it('is one node by default, REDIS_URL', () => {
@@ -130,6 +130,16 @@ describe('MAIL_COMPOSE_THREADS', () => {
     expect(loadConfig({ MAIL_COMPOSE_THREADS: '0' }).mail.composeThreads).toBe(0);
     expect(loadConfig({ MAIL_COMPOSE_THREADS: '4' }).mail.composeThreads).toBe(4);
     for (const value of ['-1', '17', '1.5', 'two']) expect(problems({ MAIL_COMPOSE_THREADS: value })).toMatch(/MAIL_COMPOSE_THREADS/);
+  });
+});
+
+describe('INGEST_LINGER_MS', () => {
+  it('is DEFAULT_INGEST_LINGER_MS (30) by default, 0 never to wait, at most 1000', () => {
+    expect(DEFAULT_INGEST_LINGER_MS).toBe(30);
+    expect(loadConfig({}).pipeline.ingestLingerMs).toBe(DEFAULT_INGEST_LINGER_MS);
+    expect(loadConfig({ INGEST_LINGER_MS: '0' }).pipeline.ingestLingerMs).toBe(0);
+    expect(loadConfig({ INGEST_LINGER_MS: '1000' }).pipeline.ingestLingerMs).toBe(1000);
+    for (const value of ['-1', '1001', '2.5', 'soon']) expect(problems({ INGEST_LINGER_MS: value })).toMatch(/INGEST_LINGER_MS/);
   });
 });
 

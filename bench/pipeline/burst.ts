@@ -9,7 +9,7 @@ import { mulberry32, numberFromEnv, pooled, round } from '../support/common';
 import { MAIL_COMPOSE_THREADS, MAIL_CONCURRENCY, rawMailRate, SMTP_MAX_CONNECTIONS } from '../support/mail-baseline';
 import { SCOPES } from '../support/notify';
 import { acceptedOrTimedOut, deliveryCounts, INGEST_TOKEN, newSchema, postJson, processEnv, stopChild } from '../support/pipeline';
-import { cpuMeter } from '../support/proc';
+import { cpuMeter, cpuPerThousandEmails } from '../support/proc';
 import { Resources, startSink } from '../support/processes';
 import { log, ratioMeasure, seconds, type PartReport } from '../support/report';
 import { seedInstantRules, wireEvent } from '../support/seed';
@@ -51,7 +51,7 @@ export async function run(res: Resources): Promise<PartReport> {
   const cpu = await cpuSince(sink.accepted, 1000);
   const elapsed = end - start;
   const rate = sink.accepted / (elapsed / 1000);
-  log(`${requests} requests answered in ${seconds(ingestedAt - start)}; first request → last accept: ${round(rate)} e-mails/s (${seconds(elapsed)}); CPU s per 1,000 e-mails: ours ${cpu.node}, PostgreSQL ${cpu.postgres}, Redis ${cpu.redis}, the bench (sink) ${cpu.bench}`);
+  log(`${requests} requests answered in ${seconds(ingestedAt - start)}; first request → last accept: ${round(rate)} e-mails/s (${seconds(elapsed)}); ${cpuPerThousandEmails(cpu)}`);
   await stopChild(res, server);
   const { byStatus, sent } = await deliveryCounts(db);
   const after = await raw();

@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { mulberry32, numberFromEnv, pooled, round } from '../support/common';
 import { acceptedOrTimedOut, ADMIN_TOKEN, deliveryCounts, newSchema, postJson, processEnv, stopChild } from '../support/pipeline';
 import { MAIL_COMPOSE_THREADS, MAIL_CONCURRENCY, rawMailRate, SMTP_MAX_CONNECTIONS } from '../support/mail-baseline';
-import { cpuMeter } from '../support/proc';
+import { cpuMeter, cpuPerThousandEmails } from '../support/proc';
 import { Resources, startSink } from '../support/processes';
 import { log, ratioMeasure, seconds, type PartReport } from '../support/report';
 import { seedDigestRules } from '../support/seed';
@@ -55,7 +55,7 @@ export async function run(res: Resources): Promise<PartReport> {
   const cpu = await cpuSince(sink.accepted, 1000);
   const elapsed = end - start;
   const rate = sink.accepted / (elapsed / 1000);
-  log(`flush → e-mails: ${round(rate)} e-mails/s (${seconds(elapsed)}); CPU s per 1,000 e-mails: ours ${cpu.node}, PostgreSQL ${cpu.postgres}, Redis ${cpu.redis}, the bench (sink) ${cpu.bench}`);
+  log(`flush → e-mails: ${round(rate)} e-mails/s (${seconds(elapsed)}); ${cpuPerThousandEmails(cpu)}`);
   const connections = sink.connections - connectionsBefore;
   await stopChild(res, server);
   const { byStatus, created, sent } = await deliveryCounts(db);

@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { mulberry32, numberFromEnv, round } from '../support/common';
 import { MAIL_COMPOSE_THREADS, MAIL_CONCURRENCY, rawMailRate, SMTP_MAX_CONNECTIONS } from '../support/mail-baseline';
 import { acceptedOrTimedOut, deliveryCounts, newSchema, processEnv, stopChild } from '../support/pipeline';
-import { cpuMeter } from '../support/proc';
+import { cpuMeter, cpuPerThousandEmails } from '../support/proc';
 import { Resources, startSink } from '../support/processes';
 import { log, ratioMeasure, seconds, type PartReport } from '../support/report';
 import { seedDigestRules } from '../support/seed';
@@ -44,7 +44,7 @@ export async function run(res: Resources): Promise<PartReport> {
   const cpu = await cpuSince(sink.accepted, 1000);
   const elapsed = end - start;
   const rate = sink.accepted / (elapsed / 1000);
-  log(`due → e-mails: ${round(rate)} e-mails/s (${seconds(elapsed)}); CPU s per 1,000 e-mails: ours ${cpu.node}, PostgreSQL ${cpu.postgres}, Redis ${cpu.redis}, the bench (sink) ${cpu.bench}`);
+  log(`due → e-mails: ${round(rate)} e-mails/s (${seconds(elapsed)}); ${cpuPerThousandEmails(cpu)}`);
   const connections = sink.connections - connectionsBefore;
   await stopChild(res, server);
   const { byStatus, created, sent } = await deliveryCounts(db);

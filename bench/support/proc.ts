@@ -93,6 +93,11 @@ export interface CpuSplit {
   bench: number;
 }
 
+/** How the e-mail parts log a CpuSplit per 1,000 e-mails. */
+export function cpuPerThousandEmails(cpu: CpuSplit): string {
+  return `CPU s per 1,000 e-mails: ours ${cpu.node}, PostgreSQL ${cpu.postgres}, Redis ${cpu.redis}, the bench (sink) ${cpu.bench}`;
+}
+
 /**
  * Starts counting the CPU seconds of process `pid`, PostgreSQL's processes, Redis (CommandCpu) and this one;
  * the function it returns gives those used since, per `units` units of work times `per` (e.g. per

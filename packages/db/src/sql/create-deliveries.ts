@@ -28,13 +28,18 @@ export const deliveriesFromTaken = (now: string): string => `recipients AS (
        -- held ones are inserted below from these rows, not by joining them back to their batches,
        -- a join of two CTE scans the planner (one row estimated for each) made a nested loop, a
        -- quarter of the statement's time for 200 periods of 1,000 matches.
-       SELECT t.rule_id, t.period_key, t.organization_id, t.event_id, t.event_received_at, t.audience, e.received_at,
+       -- An event's row is read only for a member with quiet hours (is it critical?): a match has
+       -- its event's keys and received_at, and lives and is dropped with it (its month). Looking up
+       -- every match's event cost a flush of 10 rules of 20 matches 5.3 ms instead of 4.7.
+       SELECT t.rule_id, t.period_key, t.organization_id, t.event_id, t.event_received_at, t.audience,
               tm.id AS member_id, tm.email, COALESCE(tm.timezone, o.timezone) AS zone, tm.zone_since,
               CASE WHEN tm.quiet_start_hour IS NOT NULL AND bool_and(t.audience = '') OVER batch
-                        AND NOT bool_or(COALESCE(lower(e.severity) = 'critical', false)) OVER batch
+                        AND NOT bool_or(CASE WHEN tm.quiet_start_hour IS NULL THEN false
+                                             ELSE COALESCE((SELECT lower(e.severity) = 'critical' FROM events e
+                                                             WHERE e.organization_id = t.organization_id AND e.id = t.event_id
+                                                               AND e.received_at = t.event_received_at), false) END) OVER batch
                    THEN notify_quiet_until(COALESCE(tm.timezone, o.timezone), tm.quiet_start_hour, tm.quiet_end_hour, ${now}) END AS quiet_until
          FROM taken t
-         JOIN events e ON e.organization_id = t.organization_id AND e.id = t.event_id AND e.received_at = t.event_received_at
          JOIN notification_rule_members rm ON rm.rule_id = t.rule_id AND rm.unsubscribed_at IS NULL
          JOIN team_members tm ON tm.id = rm.team_member_id
          JOIN organizations o ON o.id = tm.organization_id
@@ -44,7 +49,7 @@ export const deliveriesFromTaken = (now: string): string => `recipients AS (
        WINDOW batch AS (PARTITION BY t.rule_id, t.period_key, tm.id)
      ), batches AS (
        -- A member's matches of a period are disjoint (their own ones predate their zone's), so count(*) counts events.
-       SELECT rule_id, period_key, member_id, email, zone, zone_since, count(*)::int AS event_count, min(received_at) AS first_event_at, quiet_until
+       SELECT rule_id, period_key, member_id, email, zone, zone_since, count(*)::int AS event_count, min(event_received_at) AS first_event_at, quiet_until
          FROM recipients
         GROUP BY rule_id, period_key, member_id, email, zone, zone_since, quiet_until
      ), held AS (

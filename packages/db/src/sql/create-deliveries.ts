@@ -23,7 +23,17 @@ const TAKEN_COLUMNS = 'm.rule_id, m.period_key, m.organization_id, m.event_id, m
  * parameter: the CTEs that find each member's batch and hold quiet hours' ones, then the INSERT
  * (deliveriesInsert).
  */
-export const deliveriesFromTaken = (now: string): string => `recipients AS (
+export const deliveriesFromTaken = (now: string): string => `members AS MATERIALIZED (
+       -- The subscribed members of the rules taken, read once a rule: joined to every match, a
+       -- member's three rows were read again for each match of its rule (a flush of 10 rules of 20
+       -- matches: 4.9 ms instead of 4.4). Its kept plan, with 100,000 rules stored: the taken
+       -- rules hashed, then one index probe each; the matches then hash-joined to these rows.
+       SELECT rm.rule_id, tm.id AS member_id, tm.email, COALESCE(tm.timezone, o.timezone) AS zone, tm.zone_since, tm.quiet_start_hour, tm.quiet_end_hour
+         FROM notification_rule_members rm
+         JOIN team_members tm ON tm.id = rm.team_member_id
+         JOIN organizations o ON o.id = tm.organization_id
+        WHERE rm.rule_id IN (SELECT rule_id FROM taken) AND rm.unsubscribed_at IS NULL
+     ), recipients AS (
        -- quiet_until is its batch's (rule, period, member: the window), on each of its rows: the
        -- held ones are inserted below from these rows, not by joining them back to their batches,
        -- a join of two CTE scans the planner (one row estimated for each) made a nested loop, a
@@ -32,21 +42,19 @@ export const deliveriesFromTaken = (now: string): string => `recipients AS (
        -- its event's keys and received_at, and lives and is dropped with it (its month). Looking up
        -- every match's event cost a flush of 10 rules of 20 matches 5.3 ms instead of 4.7.
        SELECT t.rule_id, t.period_key, t.organization_id, t.event_id, t.event_received_at, t.audience,
-              tm.id AS member_id, tm.email, COALESCE(tm.timezone, o.timezone) AS zone, tm.zone_since,
-              CASE WHEN tm.quiet_start_hour IS NOT NULL AND bool_and(t.audience = '') OVER batch
-                        AND NOT bool_or(CASE WHEN tm.quiet_start_hour IS NULL THEN false
+              mb.member_id, mb.email, mb.zone, mb.zone_since,
+              CASE WHEN mb.quiet_start_hour IS NOT NULL AND bool_and(t.audience = '') OVER batch
+                        AND NOT bool_or(CASE WHEN mb.quiet_start_hour IS NULL THEN false
                                              ELSE COALESCE((SELECT lower(e.severity) = 'critical' FROM events e
                                                              WHERE e.organization_id = t.organization_id AND e.id = t.event_id
                                                                AND e.received_at = t.event_received_at), false) END) OVER batch
-                   THEN notify_quiet_until(COALESCE(tm.timezone, o.timezone), tm.quiet_start_hour, tm.quiet_end_hour, ${now}) END AS quiet_until
+                   THEN notify_quiet_until(mb.zone, mb.quiet_start_hour, mb.quiet_end_hour, ${now}) END AS quiet_until
          FROM taken t
-         JOIN notification_rule_members rm ON rm.rule_id = t.rule_id AND rm.unsubscribed_at IS NULL
-         JOIN team_members tm ON tm.id = rm.team_member_id
-         JOIN organizations o ON o.id = tm.organization_id
+         JOIN members mb ON mb.rule_id = t.rule_id
         WHERE t.status = 'delivered'
-          AND (t.audience = '' OR t.audience = '@' || tm.id::text
-               OR (t.audience = COALESCE(tm.timezone, o.timezone) AND t.created_at >= COALESCE(tm.zone_since, '-infinity')))
-       WINDOW batch AS (PARTITION BY t.rule_id, t.period_key, tm.id)
+          AND (t.audience = '' OR t.audience = '@' || mb.member_id::text
+               OR (t.audience = mb.zone AND t.created_at >= COALESCE(mb.zone_since, '-infinity')))
+       WINDOW batch AS (PARTITION BY t.rule_id, t.period_key, mb.member_id)
      ), batches AS (
        -- A member's matches of a period are disjoint (their own ones predate their zone's), so count(*) counts events.
        SELECT rule_id, period_key, member_id, email, zone, zone_since, count(*)::int AS event_count, min(event_received_at) AS first_event_at, quiet_until

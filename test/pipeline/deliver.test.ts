@@ -34,16 +34,21 @@ describe('deliverPeriods: one delivery per member and period, whatever asks twic
        SELECT $1::uuid, $2::uuid, $3::text, received_at, $4::text, now() FROM events WHERE organization_id = $2::uuid AND id = $3::text`, [rule, org, eventId, periodKey]);
   }
   const deliveries = async () =>
-    (await db.pool.query<{ period_key: string; event_count: number; team_member_id: string }>(`SELECT period_key, event_count, team_member_id FROM deliveries WHERE rule_id = $1 ORDER BY created_at, period_key`, [rule])).rows;
+    (await db.pool.query<{ period_key: string; event_count: number; team_member_id: string; first_event_at: Date }>(
+      `SELECT period_key, event_count, team_member_id, first_event_at FROM deliveries WHERE rule_id = $1 ORDER BY created_at, period_key`, [rule])).rows;
 
-  it('creates one delivery per member, and asking again creates nothing', async () => {
+  it('creates one delivery per member, with its events counted from the first one received, and asking again creates nothing', async () => {
     await match('e1');
     await match('e2');
+    await db.pool.query(`UPDATE events SET received_at = received_at - interval '1 hour' WHERE organization_id = $1 AND id = 'e1'`, [org]);
+    await db.pool.query(`UPDATE matches SET event_received_at = event_received_at - interval '1 hour' WHERE organization_id = $1 AND event_id = 'e1'`, [org]);
+    const { rows: [first] } = await db.pool.query<{ received_at: Date }>(`SELECT min(received_at) AS received_at FROM events WHERE organization_id = $1 AND id IN ('e1', 'e2')`, [org]);
     expect(await deliverPeriods(ctx, [{ ruleId: rule, periodKey: KEY }])).toHaveLength(2);
     expect(await deliverPeriods(ctx, [{ ruleId: rule, periodKey: KEY }])).toEqual([]);
     const rows = await deliveries();
-    expect(rows).toHaveLength(2);
+    expect(rows.map((row) => row.team_member_id).sort()).toEqual([...members].sort());
     expect(rows.every((row) => row.period_key === KEY && row.event_count === 2)).toBe(true);
+    expect(rows.map((row) => row.first_event_at.getTime())).toEqual([first!.received_at.getTime(), first!.received_at.getTime()]);
   });
 
   it('gives matches that arrive after their period was delivered a period of their own', async () => {

@@ -112,14 +112,18 @@ describe('deliverPeriods: one delivery per member and period, whatever asks twic
       [others[0], org],
     );
     const missing = randomUUID();
+    // A transaction of flushes reads the clock once (its flush period): counted, one transaction.
+    let transactions = 0;
+    const counted: PipelineContext = { ...ctx, now: () => (transactions++, new Date()) };
     const [own, again, first, second, unknown] = await Promise.allSettled([
-      flushRule(ctx, rule),
+      flushRule(counted, rule),
       // The same rule in the same batch (its id in capitals) is flushed once.
-      flushRule(ctx, rule.toUpperCase()),
-      flushRule(ctx, others[0]!),
-      flushRule(ctx, others[1]!),
-      flushRule(ctx, missing),
+      flushRule(counted, rule.toUpperCase()),
+      flushRule(counted, others[0]!),
+      flushRule(counted, others[1]!),
+      flushRule(counted, missing),
     ]);
+    expect(transactions).toBe(1);
     const results = [own, again].map((r) => (r.status === 'fulfilled' ? r.value : r.reason));
     expect(results).toContainEqual({ matches: 3, deliveries: 2 });
     expect(results).toContainEqual({ matches: 0, deliveries: 0 });

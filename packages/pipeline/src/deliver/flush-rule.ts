@@ -19,14 +19,14 @@ const FLUSH_BATCH_RULES = 200;
 
 /**
  * How long a flush waits for others to share its transaction. A flush statement costs PostgreSQL
- * about 1 ms whatever its size (its kept plan opens every month's partition of matches, events and
- * deliveries) and 0.55 ms a rule of 20 matches: 10 concurrent flushes went about three rules a
- * transaction without waiting; with 5 ms, the digests part of `npm run bench:pipeline` spent 17%
- * less of PostgreSQL's CPU an e-mail (1.66 / 1.68 → 1.37 / 1.39 s per 1,000). But its flushes come
- * from 10 callers each waiting for its answer before the next, so the wait is also a third of each
- * one's turn: with 1 ms, transactions of ~6 rules instead of ~10, the same CPU an e-mail, and the
- * part 0.63 / 0.61 / 0.67x of the raw rate against 0.56 / 0.50 / 0.58x (alternated; 2 ms and a
- * wait that ends 1 ms after the last call came the same as 1 ms; none at all, 0.54–0.59x).
+ * about 0.45 ms whatever its size (its kept plan opens every month's partition of matches, events
+ * and deliveries) and 0.22 ms a rule of 20 matches (a quiet machine; about twice that on a busy
+ * one), so flushes that come together should share one. But each caller waits for its flush's
+ * answer, so the wait is added to every flush: in the digests part of `npm run bench:pipeline` (10
+ * callers, alternated runs), 5 ms made transactions of ~10 rules and the part 0.56 / 0.50 / 0.58x
+ * of the raw rate; 1 ms, ~6 rules, the same CPU an e-mail and 0.63 / 0.61 / 0.67x (2 ms, or a wait
+ * that ends 1 ms after the last call, the same); none, ~3 rules, 0.54–0.59x and a third more of
+ * PostgreSQL's CPU an e-mail.
  */
 const FLUSH_LINGER_MS = 1;
 

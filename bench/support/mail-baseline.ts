@@ -15,8 +15,11 @@ export const MAIL_CONCURRENCY = 20;
 /** The service's compose threads: its default (1), or what the bench's environment sets (the child processes inherit it). */
 export const MAIL_COMPOSE_THREADS = process.env.MAIL_COMPOSE_THREADS ?? '1';
 
-/** E-mails/s of the raw transport; its log line gives the CPU an e-mail cost the client and this process (the sink). */
-export async function rawMailRate(res: Resources, sink: Sink, count: number, events: number): Promise<number> {
+/**
+ * E-mails/s of the raw transport; its log line gives the CPU an e-mail cost the client and this
+ * process (the sink). `warmup` e-mails go first, untimed, when the service is warmed up alike.
+ */
+export async function rawMailRate(res: Resources, sink: Sink, count: number, events: number, warmup = 0): Promise<number> {
   const child = await res.child('mail-baseline', {
     BENCH_CHILD_MODE: 'mail',
     SMTP_URL: sink.url,
@@ -24,6 +27,7 @@ export async function rawMailRate(res: Resources, sink: Sink, count: number, eve
     BENCH_MAIL_COUNT: String(count),
     BENCH_MAIL_CONCURRENCY: String(MAIL_CONCURRENCY),
     BENCH_MAIL_EVENTS: String(events),
+    BENCH_MAIL_WARMUP: String(warmup),
   });
   try {
     sink.reset();

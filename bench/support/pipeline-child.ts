@@ -9,7 +9,8 @@
 //            its workers; says `done` after BENCH_EXPECTED completions.
 //   mail     the digest baseline: nodemailer's pooled SMTP transport with SMTP_MAX_CONNECTIONS
 //            sends BENCH_MAIL_COUNT messages rendered once by the real renderer (a digest of
-//            BENCH_MAIL_EVENTS events), BENCH_MAIL_CONCURRENCY at a time, when told `go`.
+//            BENCH_MAIL_EVENTS events), BENCH_MAIL_CONCURRENCY at a time, when told `go`; first,
+//            before `ready`, BENCH_MAIL_WARMUP of them untimed (default none).
 //
 //   child → parent  { type: 'ready', port, rules, memory }    started (port null without the api role)
 //   parent → child  { type: 'memory' }                        child → parent { type: 'memory', … }
@@ -171,36 +172,44 @@ async function runMail(): Promise<Mode> {
   // issue 11's fourth round (since then it composes them itself): the text as UTF-8 bytes with its
   // encoding named, the HTML as a ready 7bit part. Kept so that ratios compare across rounds.
   const html7bit = { raw: Buffer.from(`Content-Type: text/html; charset=utf-8\r\nContent-Transfer-Encoding: 7bit\r\n\r\n${rendered.html.replaceAll('\n', '\r\n')}`, 'latin1') };
+  /** Sends `total` copies, `concurrency` at a time, their Message-IDs tagged `tag`. */
+  const sendCopies = async (total: number, tag: string) => {
+    let next = 0;
+    let completed = 0;
+    let failed = 0;
+    let firstError: string | null = null;
+    const lane = async () => {
+      while (next < total) {
+        const i = next++;
+        try {
+          await transporter.sendMail({
+            from,
+            to: `b${i}@baseline.bench.example.com`,
+            subject: rendered.subject,
+            html: html7bit,
+            text: { content: Buffer.from(rendered.text, 'utf8'), contentTransferEncoding: 'quoted-printable' },
+            messageId: `<baseline-${tag}${i}-${now}@notify.bench>`,
+            headers: { 'Auto-Submitted': { prepared: true, value: 'auto-generated' } },
+            textEncoding: 'quoted-printable',
+          });
+          completed++;
+        } catch (error) {
+          failed++;
+          firstError ??= (error as Error).message;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: concurrency }, lane));
+    return { completed, failed, firstError };
+  };
+  // BENCH_MAIL_WARMUP copies first, before "ready", as the service may be warmed up before its measure.
+  const warmup = await sendCopies(Number(process.env.BENCH_MAIL_WARMUP ?? 0), 'warmup-');
+  if (warmup.failed) throw new Error(`the baseline's warm-up failed ${warmup.failed} messages: ${warmup.firstError}`);
   return {
     port: null,
     rules: null,
     go() {
-      let next = 0;
-      let completed = 0;
-      let failed = 0;
-      let firstError: string | null = null;
-      const lane = async () => {
-        while (next < count) {
-          const i = next++;
-          try {
-            await transporter.sendMail({
-              from,
-              to: `b${i}@baseline.bench.example.com`,
-              subject: rendered.subject,
-              html: html7bit,
-              text: { content: Buffer.from(rendered.text, 'utf8'), contentTransferEncoding: 'quoted-printable' },
-              messageId: `<baseline-${i}-${now}@notify.bench>`,
-              headers: { 'Auto-Submitted': { prepared: true, value: 'auto-generated' } },
-              textEncoding: 'quoted-printable',
-            });
-            completed++;
-          } catch (error) {
-            failed++;
-            firstError ??= (error as Error).message;
-          }
-        }
-      };
-      void Promise.all(Array.from({ length: concurrency }, lane)).then(() => send({ type: 'done', completed, failed, firstError }));
+      void sendCopies(count, '').then((result) => send({ type: 'done', ...result }));
     },
     async close() {
       transporter.close();

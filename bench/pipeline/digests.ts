@@ -39,7 +39,7 @@ export async function run(res: Resources): Promise<PartReport> {
   const sink = await startSink();
   res.onRelease(() => sink.close());
 
-  const raw = () => rawMailRate(res, sink, rules.length, perRule, warmupRules.length);
+  const raw = () => rawMailRate(res, sink, rules.length, { kind: 'digest', events: perRule }, warmupRules.length);
 
   const before = await raw();
   const prefix = res.prefix();
@@ -72,7 +72,8 @@ export async function run(res: Resources): Promise<PartReport> {
   const cpu = await cpuSince(sink.accepted, 1000);
   const elapsed = end - start;
   const rate = sink.accepted / (elapsed / 1000);
-  log(`flush → e-mails: ${round(rate)} e-mails/s (${seconds(elapsed)}); ${cpuPerThousandEmails(cpu)}`);
+  const bytesPerEmail = Math.round(sink.bytes / Math.max(1, sink.accepted));
+  log(`flush → e-mails: ${round(rate)} e-mails/s (${seconds(elapsed)}) of ${bytesPerEmail} bytes; ${cpuPerThousandEmails(cpu)}`);
   const connections = sink.connections - connectionsBefore;
   await stopChild(res, server);
   const { byStatus, created, sent } = await deliveryCounts(db);
@@ -85,7 +86,7 @@ export async function run(res: Resources): Promise<PartReport> {
   if (!ok) log(`CHECK FAILED: flushed ${flushedMatches} matches, ${created} deliveries (${sent} sent); ${left[0]!.n} matches still pending`);
   if (flushedDeliveries !== created) log(`note: the flush answers counted ${flushedDeliveries} deliveries, the database has ${created} (the scheduler made the others)`);
   return {
-    measures: { digests: ratioMeasure('digests (flush → accept)', 'e-mails/s', rate, [before, after], 0.8, ok) },
+    measures: { digests: ratioMeasure('digests (flush → accept)', 'e-mails/s', rate, [before.rate, after.rate], 0.8, ok) },
     details: {
       rules: rules.length,
       warmup_rules: warmupRules.length,
@@ -95,6 +96,7 @@ export async function run(res: Resources): Promise<PartReport> {
       flush_seconds: round((flushedAt - start) / 1000, 3),
       seconds: round(elapsed / 1000, 3),
       cpu_seconds_per_1000_emails: cpu,
+      bytes_per_email: { ours: bytesPerEmail, baseline: [before.bytesPerEmail, after.bytesPerEmail] },
       flushed_matches: flushedMatches,
       deliveries_created: created,
       deliveries_in_flush_answers: flushedDeliveries,
@@ -102,7 +104,7 @@ export async function run(res: Resources): Promise<PartReport> {
       pending_matches_after: left[0]!.n,
       smtp_connections_opened: connections,
       server: `child process, all roles, defaults: MAIL_CONCURRENCY ${MAIL_CONCURRENCY}, SMTP_MAX_CONNECTIONS ${SMTP_MAX_CONNECTIONS}, MAIL_COMPOSE_THREADS ${MAIL_COMPOSE_THREADS}, DATABASE_POOL_SIZE 10; flushes over HTTP (POST /admin/v1/notification-rules/{id}/flush), ${FLUSH_CONCURRENCY} at a time`,
-      baseline: `nodemailer pooled transport in a child process (maxConnections ${SMTP_MAX_CONNECTIONS}, other options as @notify/mail's), ${rules.length} copies of one digest of ${perRule} events rendered once by the real renderer, ${MAIL_CONCURRENCY} in flight, from "go" to the last accept`,
+      baseline: `nodemailer pooled transport in a child process (maxConnections ${SMTP_MAX_CONNECTIONS}, other options as @notify/mail's), ${rules.length} copies of one digest of ${perRule} events rendered once by the real renderer (events made as the part seeds its own; bytes_per_email has both sizes), ${MAIL_CONCURRENCY} in flight, from "go" to the last accept`,
     },
   };
 }

@@ -7,9 +7,10 @@
 //   drain    the matching baseline: a no-op BullMQ worker per queue (BENCH_QUEUES, comma
 //            separated, under QUEUE_PREFIX) with MATCH_CONCURRENCY, as the matcher role starts
 //            its workers; says `done` after BENCH_EXPECTED completions.
-//   mail     the digest baseline: nodemailer's pooled SMTP transport with SMTP_MAX_CONNECTIONS
-//            sends BENCH_MAIL_COUNT messages rendered once by the real renderer (a digest of
-//            BENCH_MAIL_EVENTS events), BENCH_MAIL_CONCURRENCY at a time, when told `go`; first,
+//   mail     the e-mail baseline: nodemailer's pooled SMTP transport with SMTP_MAX_CONNECTIONS
+//            sends BENCH_MAIL_COUNT messages rendered once by the real renderer (BENCH_MAIL_KIND
+//            `digest` or `instant`, of BENCH_MAIL_EVENTS events made as the parts make theirs),
+//            BENCH_MAIL_CONCURRENCY at a time, when told `go`; first,
 //            before `ready`, BENCH_MAIL_WARMUP of them untimed (default none).
 //
 //   child → parent  { type: 'ready', port, rules, memory }    started (port null without the api role)
@@ -20,12 +21,15 @@
 //
 // An orphan (the parent died) stops by itself. process.exit, never a kill, ends the child, so
 // --cpu-prof (BENCH_CPU_PROF) can write its profile.
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import nodemailer from 'nodemailer';
-import { createMailRenderer, LOCK_DURATION_MS, SCOPES, startProcess, type EventDetails, type RunningProcess } from './notify';
+import { mulberry32 } from './common';
+import { createMailRenderer, LOCK_DURATION_MS, startProcess, unsubscribeToken, type EventDetails, type RunningProcess } from './notify';
+import { randomScope, wireEvent } from './seed';
 
 export interface MemoryReport {
   rss: number;
@@ -141,30 +145,33 @@ async function runMail(): Promise<Mode> {
     disableFileAccess: true,
     disableUrlAccess: true,
   });
-  // A digest like the ones the pipeline sends, rendered once: the baseline is the transport alone.
+  // An e-mail like the ones the part sends, rendered once: the baseline is the transport alone.
   const renderer = await createMailRenderer();
   const now = Date.now();
-  const events: EventDetails[] = Array.from({ length: eventCount }, (_, i) => ({
-    id: `baseline-${i}`,
-    scope: SCOPES[i % SCOPES.length]!,
-    occurredAt: new Date(now - i * 60_000),
-    asset: `host${i}.org0.example.com`,
-    assetType: 'subdomain',
-    severity: 'high',
-    tags: ['production', 'external'],
-    title: `Port 3389 (RDP) open on host${i}.org0.example.com`,
-    summary: 'RDP is reachable from the internet.',
-    url: `https://platform.example.com/findings/baseline-${i}`,
-    data: { port: 3389, service: 'rdp' },
-  }));
+  const kind = process.env.BENCH_MAIL_KIND === 'instant' ? 'instant' : 'digest';
+  const random = mulberry32(9);
+  const scope = randomScope(random);
+  // Its events made as the parts make theirs (seed.ts), in the template the part's e-mails use,
+  // with an unsubscribe link as theirs have: the same size as the part's e-mails, within a few
+  // percent (each part's report has both). Before, a fixed event of shorter text made the digests'
+  // baseline 10% smaller than the part's e-mails and the wave's 7%, and the one-event e-mails', in
+  // the digest template, 15% larger.
+  const events: EventDetails[] = Array.from({ length: eventCount }, (_, i) => {
+    const wire = wireEvent(random, `baseline-0-${i}`, randomUUID(), scope, 0);
+    return {
+      id: wire.id, scope: wire.scope, occurredAt: new Date(wire.occurred_at), asset: wire.asset, assetType: wire.asset_type,
+      severity: wire.severity as EventDetails['severity'], tags: wire.tags, title: wire.title, summary: wire.summary, url: wire.url, data: wire.data,
+    };
+  });
   const rendered = renderer.render({
-    organizationName: 'Benchmark organization 0',
-    ruleName: 'Daily digest rule',
-    scope: events[0]!.scope,
-    kind: 'digest',
-    frequency: 'daily',
+    organizationName: 'Baseline organization 0',
+    ruleName: 'Baseline 0',
+    scope,
+    kind,
+    frequency: kind === 'instant' ? 'instant' : 'daily',
     timeZone: 'UTC',
-    recipient: { email: 'baseline@baseline.bench.example.com', name: null },
+    recipient: { email: 'baseline0@baseline.bench.example.com', name: null },
+    unsubscribeUrl: `http://127.0.0.1:3000/unsubscribe/${unsubscribeToken('baseline secret', randomUUID(), randomUUID())}`,
     events,
   });
   const from = 'Security Alerts <alerts@notify.bench>';

@@ -194,6 +194,8 @@ export async function deleteKeys(redis: Redis, prefix: string): Promise<number> 
 export interface Sink {
   url: string;
   accepted: number;
+  /** Bytes of the messages accepted (their DATA as the server reads it, dot-stuffing undone) since the last reset. */
+  bytes: number;
   connections: number;
   /** performance.now() of each accepted message, by its first recipient (when tracking). */
   acceptedAt: Map<string, number>;
@@ -215,6 +217,7 @@ export async function startSink(): Promise<Sink> {
   let waiters: Array<{ count: number; resolve: (at: number) => void }> = [];
   const sink = {
     accepted: 0,
+    bytes: 0,
     connections: 0,
     acceptedAt: new Map<string, number>(),
     track: false,
@@ -229,7 +232,9 @@ export async function startSink(): Promise<Sink> {
       callback();
     },
     onData(stream, session, callback) {
-      stream.on('data', () => {});
+      stream.on('data', (chunk: Buffer) => {
+        sink.bytes += chunk.length;
+      });
       stream.on('end', () => {
         const at = performance.now();
         sink.accepted++;
@@ -253,6 +258,7 @@ export async function startSink(): Promise<Sink> {
     url: `smtp://127.0.0.1:${port}`,
     reset() {
       sink.accepted = 0;
+      sink.bytes = 0;
       sink.acceptedAt.clear();
       waiters = [];
     },

@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isHighEntropy, isSecretName, MASK, maskData, maskSecret, maskText } from './mask-secrets';
+import { isHighEntropy, isSecretName, MASK, maskData, maskSecret, maskText, maskTextFully, mayHoldSecret } from './mask-secrets';
 
 const GITHUB_TOKEN = 'tok_R8x2Lq9ZtK4mVb7NcW1yHs5PdJ3fGa6EuQ0i';
 const AWS_SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
@@ -100,6 +101,30 @@ describe('maskText', () => {
     expect(maskText('Authorization: Bearer abc.def.ghi')).toBe(`Authorization: Bearer ab${MASK}i`);
     expect(maskText('PIN: 4821')).toBe(`PIN: ${MASK}`);
     expect(maskText('the password was weak')).toBe('the password was weak');
+  });
+
+  it('changes no text its first look lets pass (mayHoldSecret), whatever the text', () => {
+    // Pieces that make masking happen or nearly happen: digit runs (cards, Luhn or not), separators,
+    // secret names, long token runs, paths, dots, spaces, dashes, quotes, characters beyond ASCII.
+    const piece = fc.oneof(
+      fc.constantFrom('4111 1111 1111 1111', '4111111111111112', '1234', '5', '-', ' ', '.', '/', '=', ':', '"', 'password', 'token', 'Bearer ', 'é', '•'),
+      fc.stringMatching(/^[A-Za-z0-9+/_-]{15,25}$/),
+      fc.stringMatching(/^[0-9 -]{10,20}$/),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }).map((pieces) => pieces.join('')), (text) => {
+        expect(maskText(text)).toBe(maskTextFully(text));
+        if (!mayHoldSecret(text)) expect(maskTextFully(text)).toBe(text);
+      }),
+      { numRuns: 5000 },
+    );
+    // At the edges: 12 digits and 19 token characters pass untouched; one more of either is looked at.
+    expect(mayHoldSecret('1 2 3 4 5 6 7 8 9 0 1 2')).toBe(false);
+    expect(mayHoldSecret('1 2 3 4 5 6 7 8 9 0 1 2 3')).toBe(true);
+    expect(mayHoldSecret('aB3dE5gH7jK9mN1pQ2r')).toBe(false);
+    expect(mayHoldSecret('aB3dE5gH7jK9mN1pQ2rS')).toBe(true);
+    expect(mayHoldSecret('Port 3389 (rdp) open on host12.org3.example.com')).toBe(false);
+    expect(mayHoldSecret('pwd=x')).toBe(true);
   });
 
   it('stays linear on hostile input', () => {

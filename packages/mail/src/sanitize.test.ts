@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { hasControlCharacter } from '@notify/core';
 import { httpUrl, multiLine, singleLine, truncate } from './sanitize';
@@ -6,6 +7,18 @@ describe('sanitize', () => {
   it('makes one line of anything, without controls, separators or bidi overrides', () => {
     expect(singleLine('a\r\nb\tc\u0000d\u2028e\u202Ef  g ', 100)).toBe('a b c d e f g');
     expect(hasControlCharacter(singleLine('\u0007x\u007F\u0085', 10))).toBe(false);
+  });
+
+  it('makes of any text what replacing its unsafe characters and runs of spaces makes of it', () => {
+    // eslint-disable-next-line no-control-regex -- the rule singleLine follows, written out
+    const replaced = (value: string) => value.replace(/[\u0000-\u001F\u007F-\u009F\u2028\u2029\u202A-\u202E\u2066-\u2069]+/g, ' ').replace(/ {2,}/g, ' ').trim();
+    const character = fc.constantFrom('a', 'Z', '0', ' ', ' ', '\t', '\n', '\r', '\u0000', '\u001F', '\u007F', '\u0085', '\u009F', '\u00A0', '\u2028', '\u2029', '\u202A', '\u202E', '\u2066', '\u2069', '\u2065', '\u206A', '\uFEFF', 'é', '😀');
+    fc.assert(
+      fc.property(fc.array(character, { maxLength: 30 }).map((characters) => characters.join('')), (value) => {
+        expect(singleLine(value, 1000)).toBe(replaced(value));
+      }),
+      { numRuns: 5000 },
+    );
   });
 
   it('keeps line breaks in free text, normalised to LF', () => {

@@ -51,7 +51,7 @@ export async function run(res: Resources): Promise<PartReport> {
   const cpu = await cpuSince(sink.accepted, 1000);
   const elapsed = end - start;
   const rate = sink.accepted / (elapsed / 1000);
-  const bytesPerEmail = Math.round(sink.bytes / Math.max(1, sink.accepted));
+  const bytesPerEmail = sink.bytesPerMessage();
   log(`${requests} requests answered in ${seconds(ingestedAt - start)}; first request → last accept: ${round(rate)} e-mails/s (${seconds(elapsed)}) of ${bytesPerEmail} bytes; ${cpuPerThousandEmails(cpu)}`);
   await stopChild(res, server);
   const { byStatus, sent } = await deliveryCounts(db);

@@ -50,7 +50,7 @@ export async function rawMailRate(res: Resources, sink: Sink, count: number, lik
     const result = await done;
     if (result.failed) throw new Error(`the nodemailer baseline failed ${result.failed} messages: ${result.firstError}`);
     const rate = count / ((end - start) / 1000);
-    const bytesPerEmail = Math.round(sink.bytes / count);
+    const bytesPerEmail = sink.bytesPerMessage();
     log(`raw nodemailer pool: ${round(rate)} e-mails/s (${seconds(end - start)}) of ${bytesPerEmail} bytes; CPU s per 1,000 e-mails: client ${cpu.node}, the bench (sink) ${cpu.bench}`);
     return { rate, bytesPerEmail };
   } finally {

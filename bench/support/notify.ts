@@ -1,7 +1,7 @@
 // The one file of bench/ that imports the service's own code: when a package or a pipeline
 // stage is renamed, the benchmarks follow by changing this file alone.
 export { loadConfig } from '@notify/config';
-export { FREQUENCIES, parseRuleListQuery, SCOPES, SEVERITIES, unsubscribeToken, validateFilters, type EventDetails, type Filters, type Frequency, type Scope } from '@notify/core';
+export { FREQUENCIES, parseIngestRequest, parseRuleListQuery, SCOPES, SEVERITIES, unsubscribeToken, validateFilters, type EventDetails, type Filters, type Frequency, type Scope } from '@notify/core';
 export { createDatabase, dropExpiredHistory, ensureHistoryPartitions, listRules, migrate, quoteIdent, type Database } from '@notify/db';
 export { createMailRenderer, type MailContent } from '@notify/mail';
 export { createLogger, maskUrlPassword } from '@notify/observability';

@@ -28,7 +28,7 @@ import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import nodemailer from 'nodemailer';
 import { mulberry32 } from './common';
-import { createMailRenderer, LOCK_DURATION_MS, startProcess, unsubscribeToken, type EventDetails, type RunningProcess } from './notify';
+import { createMailRenderer, LOCK_DURATION_MS, parseIngestRequest, startProcess, unsubscribeToken, type RunningProcess } from './notify';
 import { randomScope, wireEvent } from './seed';
 
 export interface MemoryReport {
@@ -151,18 +151,11 @@ async function runMail(): Promise<Mode> {
   const kind = process.env.BENCH_MAIL_KIND === 'instant' ? 'instant' : 'digest';
   const random = mulberry32(9);
   const scope = randomScope(random);
-  // Its events made as the parts make theirs (seed.ts), in the template the part's e-mails use,
-  // with an unsubscribe link as theirs have: the same size as the part's e-mails within 3% (each
-  // part's report has both). Before, a fixed event of shorter text made the digests'
-  // baseline 10% smaller than the part's e-mails and the wave's 7%, and the one-event e-mails', in
-  // the digest template, 15% larger.
-  const events: EventDetails[] = Array.from({ length: eventCount }, (_, i) => {
-    const wire = wireEvent(random, `baseline-0-${i}`, randomUUID(), scope, 0);
-    return {
-      id: wire.id, scope: wire.scope, occurredAt: new Date(wire.occurred_at), asset: wire.asset, assetType: wire.asset_type,
-      severity: wire.severity as EventDetails['severity'], tags: wire.tags, title: wire.title, summary: wire.summary, url: wire.url, data: wire.data,
-    };
-  });
+  // Its events made as the parts make theirs (seed.ts) and read as ingest reads them, in the
+  // template the part's e-mails use, with an unsubscribe link as theirs have: the same size as the
+  // part's e-mails within 3% (each part's report has both sizes).
+  const wires = Array.from({ length: eventCount }, (_, i) => wireEvent(random, `baseline-0-${i}`, randomUUID(), scope, 0));
+  const { events } = parseIngestRequest({ events: wires });
   const rendered = renderer.render({
     organizationName: 'Baseline organization 0',
     ruleName: 'Baseline 0',

@@ -202,6 +202,8 @@ export interface Sink {
   track: boolean;
   /** Forgets counts and times (not open connections). */
   reset(): void;
+  /** The mean size of the messages accepted since the last reset, in bytes (0 before any). */
+  bytesPerMessage(): number;
   /** Resolves with the moment the `count`th message since the last reset was accepted. */
   waitFor(count: number, timeoutMs: number): Promise<number>;
   close(): Promise<void>;
@@ -256,6 +258,9 @@ export async function startSink(): Promise<Sink> {
   const { port } = server.server.address() as AddressInfo;
   return Object.assign(sink, {
     url: `smtp://127.0.0.1:${port}`,
+    bytesPerMessage() {
+      return sink.accepted ? Math.round(sink.bytes / sink.accepted) : 0;
+    },
     reset() {
       sink.accepted = 0;
       sink.bytes = 0;

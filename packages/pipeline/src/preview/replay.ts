@@ -4,7 +4,7 @@ import { periodContaining, type Period, type Schedule } from '@notify/core';
 export interface ReplayedMatch {
   /** When it arrived (ms). */
   at: number;
-  /** The finding it reports (core's findingKey), for renotify_after_hours. */
+  /** The finding it reports (core's findingIdentity), for renotify_after_hours. */
   finding: string;
 }
 

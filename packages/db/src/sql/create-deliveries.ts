@@ -48,11 +48,12 @@ export const deliveriesFromTaken = (now: string): string => `members AS MATERIAL
        -- instant batch's; for 200 periods of 20 matches, 140 of the statement's 250 ms (EXPLAIN
        -- ANALYZE). Probing the members for each match instead cost a flush of 5 rules 30% more,
        -- carrying them as arrays on each match 20% (issue 11's record, twenty-second round).
+       -- Only rules with a delivered match: a disabled rule's members would reach no recipient.
        SELECT rm.rule_id, tm.id AS member_id, tm.email, COALESCE(tm.timezone, o.timezone) AS zone, tm.zone_since, tm.quiet_start_hour, tm.quiet_end_hour
          FROM notification_rule_members rm
          JOIN team_members tm ON tm.id = rm.team_member_id
          JOIN organizations o ON o.id = tm.organization_id
-        WHERE rm.rule_id IN (SELECT rule_id FROM taken) AND rm.unsubscribed_at IS NULL
+        WHERE rm.rule_id IN (SELECT rule_id FROM taken WHERE status = 'delivered') AND rm.unsubscribed_at IS NULL
      ), recipients AS (
        -- quiet_until is its batch's (rule, period, member: the window), on each of its rows: the
        -- held ones are inserted below from these rows, not by joining them back to their batches,

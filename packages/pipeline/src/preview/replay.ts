@@ -1,11 +1,18 @@
 import { periodContaining, type Period, type Schedule } from '@notify/core';
 
-/** A stored event the rule's strategy matched, in arrival order. */
-export interface ReplayedMatch {
-  /** When it arrived (ms). */
-  at: number;
-  /** The finding it reports (core's findingIdentity), for renotify_after_hours. */
-  finding: string;
+/**
+ * The matches of a rule's strategy among stored events, in arrival order, by column: a preview
+ * holds every match of its range at once, as numbers rather than an object and a finding's text
+ * for each (see previewRule).
+ */
+export interface ReplayedMatches {
+  /** When each arrived (ms). */
+  at: readonly number[];
+  /**
+   * The finding each reports, as a small number (the same for matches of the same finding: core's
+   * findingIdentity, numbered as first seen), for renotify_after_hours; null without it.
+   */
+  findings: readonly number[] | null;
 }
 
 /** What replaying matches through a rule's frequency gives: its e-mails, and the last one's matches. */
@@ -13,8 +20,11 @@ export interface Replay {
   emails: number;
   /** Matches of findings the rule would have e-mailed lately (renotify_after_hours): never e-mailed. */
   repeats: number;
-  /** The last e-mail: the indexes (into the matches given) of what it carries, and its period for a digest. */
-  last: { indexes: number[]; period: Period | null } | null;
+  /**
+   * The last e-mail: the indexes (into the matches given) of what it carries, the newest `keep`
+   * of them in arrival order, with how many it carries in all, and its period for a digest.
+   */
+  last: { indexes: number[]; count: number; period: Period | null } | null;
 }
 
 /**
@@ -22,14 +32,18 @@ export interface Replay {
  * first match after a quiet spell at once and the matches of the next `coalesceMs` as one burst;
  * a digest rule sends one e-mail per period that has a match. With `renotifyAfterHours`, a
  * finding is news once per that many hours; its other matches are repeats, never e-mailed.
+ * Of the last e-mail's matches it keeps the newest `keep` (an e-mail shows that many at most).
  */
 export function replayMatches(
-  matches: readonly ReplayedMatch[],
+  matches: ReplayedMatches,
   rule: { schedule: Schedule; renotifyAfterHours: number | null },
   coalesceMs: number,
+  keep = Number.POSITIVE_INFINITY,
 ): Replay {
-  const renotifyMs = rule.renotifyAfterHours === null ? null : rule.renotifyAfterHours * 3_600_000;
-  const newsAt = new Map<string, number>();
+  const renotifyMs = rule.renotifyAfterHours === null || matches.findings === null ? null : rule.renotifyAfterHours * 3_600_000;
+  const instant = rule.schedule.frequency === 'instant';
+  /** When each finding was last news, by its number. */
+  const newsAt: number[] = [];
   let emails = 0;
   let repeats = 0;
   let last: Replay['last'] = null;
@@ -39,33 +53,41 @@ export function replayMatches(
   // Digest: the period being filled.
   let period: Period | null = null;
 
-  for (const [index, match] of matches.entries()) {
+  for (let index = 0; index < matches.at.length; index++) {
+    const at = matches.at[index]!;
     if (renotifyMs !== null) {
-      const previous = newsAt.get(match.finding);
-      if (previous !== undefined && match.at - previous < renotifyMs) {
+      const finding = matches.findings![index]!;
+      const previous = newsAt[finding];
+      if (previous !== undefined && at - previous < renotifyMs) {
         repeats++;
         continue;
       }
-      newsAt.set(match.finding, match.at);
+      newsAt[finding] = at;
     }
-    if (rule.schedule.frequency === 'instant') {
-      if (match.at >= windowEnd) {
-        emails++;
-        windowEnd = match.at + coalesceMs;
+    let opens = false;
+    if (instant) {
+      if (at >= windowEnd) {
+        windowEnd = at + coalesceMs;
         burst = false;
-        last = { indexes: [index], period: null };
+        opens = true;
       } else if (!burst) {
-        emails++;
         burst = true;
-        last = { indexes: [index], period: null };
-      } else last!.indexes.push(index);
+        opens = true;
+      }
+    } else if (!period || at >= period.end.getTime()) {
+      period = periodContaining(rule.schedule, new Date(at));
+      opens = true;
+    }
+    if (opens || !last) {
+      emails++;
+      last = { indexes: [index], count: 1, period: instant ? null : period };
       continue;
     }
-    if (!period || match.at >= period.end.getTime()) {
-      period = periodContaining(rule.schedule, new Date(match.at));
-      emails++;
-      last = { indexes: [index], period };
-    } else last!.indexes.push(index);
+    last.count++;
+    last.indexes.push(index);
+    // Trimmed once it holds twice what it keeps: a copy every `keep` matches.
+    if (last.indexes.length >= 2 * keep) last.indexes.splice(0, last.indexes.length - keep);
   }
+  if (last && last.indexes.length > keep) last.indexes.splice(0, last.indexes.length - keep);
   return { emails, repeats, last };
 }

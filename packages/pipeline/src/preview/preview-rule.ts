@@ -66,8 +66,9 @@ export async function previewRule(
   const columns = strategyColumns(rule.strategy, rule.renotifyAfterHours !== null);
   const span = (to.getTime() - from.getTime()) / PREVIEW_SLICES;
   // With a renotify window, each match's finding by number: its identity's text is kept once a
-  // finding rather than once a match (a preview of 1,000,000 matches of 100,000 findings: 222 MB
-  // live at most, 246 with the text a match).
+  // finding rather than once a match. Measured on 1,000,000 matches of 100,000 findings, in
+  // columns and by number, against an object and a text a match: 92 MB held at the replay instead
+  // of 131, a peak heap of 131 MB instead of 354. Without a window: 61 MB instead of 103.
   const findingNumbers = rule.renotifyAfterHours === null ? null : new Map<string, number>();
   const findingNumber = (identity: string): number => {
     let number = findingNumbers!.get(identity);

@@ -51,8 +51,8 @@ const previewRenderer = () => (renderer ??= createMailRenderer());
 /**
  * Replays an organization's stored events of the last `days` through a rule that is not stored:
  * its strategy on every event of its scope (one index range, read a page at a time, only what the
- * strategy reads, in PREVIEW_SLICES of time at once), then its frequency (and renotify window) on the matches, as the pipeline would
- * have delivered them. Nothing is stored or sent.
+ * strategy reads, PREVIEW_SLICES of time at once), then its frequency (and renotify window) on the
+ * matches, as the pipeline would have delivered them. Nothing is stored or sent.
  */
 export async function previewRule(
   ctx: PreviewContext,

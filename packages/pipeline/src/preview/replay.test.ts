@@ -59,4 +59,10 @@ describe('replayMatches', () => {
     const matches = [at(0, 'a'), at(H, 'a')];
     expect(replayMatches({ at: columns(matches).at, findings: null }, { ...utc('instant'), renotifyAfterHours: 24 }, 5000)).toMatchObject({ emails: 2, repeats: 0 });
   });
+
+  it('renotify_after_hours over thousands of findings: each remembered by its number', () => {
+    // 3,000 findings a second apart, then the 2,500th again an hour later (a repeat) and the 10th a day later (news).
+    const matches = [...Array.from({ length: 3000 }, (_, i) => at(i * 1000, `f${i}`)), at(3000 * 1000 + H, 'f2500'), at(25 * H, 'f10')];
+    expect(replayMatches(columns(matches), { ...utc('daily', 9), renotifyAfterHours: 24 }, 5000)).toMatchObject({ repeats: 1 });
+  });
 });

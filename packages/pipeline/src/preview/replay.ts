@@ -42,8 +42,8 @@ export function replayMatches(
 ): Replay {
   const renotifyMs = rule.renotifyAfterHours === null || matches.findings === null ? null : rule.renotifyAfterHours * 3_600_000;
   const instant = rule.schedule.frequency === 'instant';
-  /** When each finding was last news, by its number. */
-  const newsAt: number[] = [];
+  /** When each finding was last news, by its number (-Infinity: never), grown as numbers come. */
+  let newsAt = new Float64Array(1024).fill(Number.NEGATIVE_INFINITY);
   let emails = 0;
   let repeats = 0;
   let last: Replay['last'] = null;
@@ -57,8 +57,12 @@ export function replayMatches(
     const at = matches.at[index]!;
     if (renotifyMs !== null) {
       const finding = matches.findings![index]!;
-      const previous = newsAt[finding];
-      if (previous !== undefined && at - previous < renotifyMs) {
+      if (finding >= newsAt.length) {
+        const grown = new Float64Array(Math.max(2 * newsAt.length, finding + 1)).fill(Number.NEGATIVE_INFINITY);
+        grown.set(newsAt);
+        newsAt = grown;
+      }
+      if (at - newsAt[finding]! < renotifyMs) {
         repeats++;
         continue;
       }

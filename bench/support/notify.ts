@@ -10,7 +10,7 @@ export { buildApp, closeDeps, createDeps } from '@notify/api';
 export type { findReferral } from '../../apps/api/src/whois/client';
 export type { parseWhois } from '../../apps/api/src/whois/parse';
 export { startProcess, type RunningProcess } from '@notify/server';
-export { previewRule, type PreviewedRule } from '@notify/pipeline';
+export { PREVIEW_SLICES, previewRule, type PreviewedRule } from '@notify/pipeline';
 // The mail package's test fixtures (not part of its front door): sample alert and digest content.
 export { makeContent, makeEvent } from '../../packages/mail/src/testing/fixtures';
 // WHOIS answers built against the parser (test support, shared with its tests).

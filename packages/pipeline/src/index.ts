@@ -17,6 +17,6 @@ export { requestSend } from './send/request-send';
 export { sendTestEmails, testSendRecipients, sampleEvent, type TestSendRule } from './test-send/test-send';
 export { scanScopeEvents } from './stored-events/scan-scope-events';
 export { findLatestMatch } from './test-send/latest-match';
-export { previewRule, type PreviewedRule, type RulePreview, type PreviewContext } from './preview/preview-rule';
+export { PREVIEW_SLICES, previewRule, type PreviewedRule, type RulePreview, type PreviewContext } from './preview/preview-rule';
 export { reconcile, type ReconcileResult, type ReconcileOptions } from './reconcile/reconcile';
 export { maintainHistory, refreshStatistics, RETENTION_INTERVAL_MS, STATISTICS_INTERVAL_MS, type RetentionResult } from './retention/retention';

@@ -9,8 +9,9 @@ export interface ReplayedMatches {
   /** When each arrived (ms). */
   at: readonly number[];
   /**
-   * The finding each reports, as a small number (the same for matches of the same finding: core's
-   * findingIdentity, numbered as first seen), for renotify_after_hours; null without it.
+   * The finding each reports, as a number (the same for matches of the same finding: core's
+   * findingIdentity, numbered from 0 as first seen, so each is below the number of matches), for
+   * renotify_after_hours; null without it.
    */
   findings: readonly number[] | null;
 }
@@ -22,9 +23,9 @@ export interface Replay {
   repeats: number;
   /**
    * The last e-mail: the indexes (into the matches given) of what it carries, the newest `keep`
-   * of them in arrival order, with how many it carries in all, and its period for a digest.
+   * of them in arrival order, and its period for a digest.
    */
-  last: { indexes: number[]; count: number; period: Period | null } | null;
+  last: { indexes: number[]; period: Period | null } | null;
 }
 
 /**
@@ -42,8 +43,8 @@ export function replayMatches(
 ): Replay {
   const renotifyMs = rule.renotifyAfterHours === null || matches.findings === null ? null : rule.renotifyAfterHours * 3_600_000;
   const instant = rule.schedule.frequency === 'instant';
-  /** When each finding was last news, by its number (-Infinity: never), grown as numbers come. */
-  let newsAt = new Float64Array(1024).fill(Number.NEGATIVE_INFINITY);
+  /** When each finding was last news, by its number (-Infinity: never). */
+  const newsAt = new Float64Array(renotifyMs === null ? 0 : matches.at.length).fill(Number.NEGATIVE_INFINITY);
   let emails = 0;
   let repeats = 0;
   let last: Replay['last'] = null;
@@ -57,11 +58,6 @@ export function replayMatches(
     const at = matches.at[index]!;
     if (renotifyMs !== null) {
       const finding = matches.findings![index]!;
-      if (finding >= newsAt.length) {
-        const grown = new Float64Array(Math.max(2 * newsAt.length, finding + 1)).fill(Number.NEGATIVE_INFINITY);
-        grown.set(newsAt);
-        newsAt = grown;
-      }
       if (at - newsAt[finding]! < renotifyMs) {
         repeats++;
         continue;
@@ -82,15 +78,16 @@ export function replayMatches(
       period = periodContaining(rule.schedule, new Date(at));
       opens = true;
     }
-    if (opens || !last) {
+    if (opens) {
       emails++;
-      last = { indexes: [index], count: 1, period: instant ? null : period };
+      last = { indexes: [index], period: instant ? null : period };
       continue;
     }
-    last.count++;
-    last.indexes.push(index);
+    // The first match always opens an e-mail, so there is one to join.
+    const { indexes } = last!;
+    indexes.push(index);
     // Trimmed once it holds twice what it keeps: a copy every `keep` matches.
-    if (last.indexes.length >= 2 * keep) last.indexes.splice(0, last.indexes.length - keep);
+    if (indexes.length >= 2 * keep) indexes.splice(0, indexes.length - keep);
   }
   if (last && last.indexes.length > keep) last.indexes.splice(0, last.indexes.length - keep);
   return { emails, repeats, last };

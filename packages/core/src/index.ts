@@ -1,10 +1,6 @@
-export * from './scopes';
-export * from './errors';
-export { hasControlCharacter } from './text';
+export * from './basics';
 export * from './messages';
-export * from './ids';
 export * from './api-keys';
-export * from './email';
 export * from './conditions';
 export * from './schedule';
 export * from './rules';

@@ -1,5 +1,5 @@
 import type { EventDetails } from '@notify/core';
-import { isUuid } from '@notify/core';
+import { isUuid } from '@notify/core/basics';
 
 /**
  * E-mail is not a channel for secrets. Events of credential and breach scopes carry the leaked

@@ -1,4 +1,4 @@
-import { hasControlCharacter, isValidEmail } from '@notify/core';
+import { hasControlCharacter, isValidEmail } from '@notify/core/basics';
 import type { MimeMessage } from './mime-message';
 import { PermanentMailError } from './send-errors';
 

@@ -1,4 +1,4 @@
-import { causeChain } from '@notify/core';
+import { causeChain } from '@notify/core/basics';
 export type SendErrorKind = 'transient' | 'permanent';
 
 /** Worth retrying later: the server or the network said "not now". */

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { composeInThreads } from './compose-threads';
 import { composeInLoop, RenderFailedError, type ComposeRequest, type MailComposer } from './mail-composer';
 import type { MimeMessage } from './mime-message';
@@ -93,6 +93,17 @@ describe('composeInThreads', () => {
       expect(alert).toBeInstanceOf(RenderFailedError);
       expect((alert as Error).message).toMatch(/^rendering failed: .*partial/);
       expect(stops.length).toBe(2);
+    } finally {
+      await failing.close();
+    }
+  });
+
+  it('starts its threads with it, before any request: a thread that cannot start is told of at once', async () => {
+    const stops: Error[] = [];
+    const failing = composeInThreads({ ...templates, digestHtml: `${templates.digestHtml}{{>partial}}` }, { threads: 2, onThreadError: (error) => stops.push(error) });
+    try {
+      await vi.waitFor(() => expect(stops.length).toBe(2), { timeout: 20_000, interval: 50 });
+      expect(stops[0]!.message).toMatch(/partial/);
     } finally {
       await failing.close();
     }

@@ -1,5 +1,5 @@
 import { clientOf, named, plainArray, rowAnswers, type Transaction } from '../client';
-import { deliveriesFromTaken, deliveriesInsert, TAKEN_STATUS } from './create-deliveries';
+import { deliveriesFromTaken, deliveriesInsert, joinedName, membersJoinFor, TAKEN_STATUS } from './create-deliveries';
 
 export interface NewMatch {
   ruleId: string;
@@ -46,12 +46,14 @@ export async function recordMatches(
   now: Date,
 ): Promise<RecordedMatches> {
   if (!matches.length && !events.length) return { matches: [], deliveryIds: [] };
+  // Each match delivered now is an instant rule's first: a period of its own.
+  const join = membersJoinFor(matches.reduce((n, match) => n + (match.deliverNow ? 1 : 0), 0));
   // Answers a character a match (rowAnswers): the rows back, two timestamps each, cost the matcher
   // more than the insert cost PostgreSQL. Marking the events rides in the same statement: one
   // round trip less a transaction. received_at (the partition key) lets each event's lookup skip
   // the other months. The deliveries' CTEs find their rows by keys from `taken`, so the kept
   // plan of the match transaction serves them.
-  const { rows } = await clientOf(tx).query<{ recorded: string | null; deliveries: string | null }>(named('record-matches',
+  const { rows } = await clientOf(tx).query<{ recorded: string | null; deliveries: string | null }>(named(joinedName('record-matches', join),
     `WITH n AS (
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::text[], $6::timestamptz[], $7::match_status[], $8::uuid[], $9::text[], $14::boolean[])
          WITH ORDINALITY AS n(rule_id, organization_id, event_id, event_received_at, period_key, due_at, status, silence_id, audience, deliver_now, i)
@@ -73,7 +75,7 @@ export async function recordMatches(
        -- Only a match delivered now is recorded delivered or dropped.
        SELECT rule_id, period_key, organization_id, event_id, event_received_at, audience, created_at, status
          FROM recorded WHERE status::text IN ('delivered', 'dropped')
-     ), ${deliveriesFromTaken('$10::timestamptz')}, inserted AS (
+     ), ${deliveriesFromTaken('$10::timestamptz', join)}, inserted AS (
      ${deliveriesInsert('fresh')}
      )
      SELECT string_agg(CASE WHEN r.rule_id IS NULL THEN '0' ELSE '1' END, '' ORDER BY n.i) AS recorded,

@@ -58,14 +58,10 @@ const MEMBER_TABLES = `notification_rule_members rm
          JOIN team_members tm ON tm.id = rm.team_member_id
          JOIN organizations o ON o.id = tm.organization_id`;
 
-/**
- * From the matches taken (the CTE `taken`, of TAKEN_COLUMNS) to deliveries, with `now` the moment's
- * parameter: the CTEs that find each member's batch and hold quiet hours' ones, then the INSERT
- * (deliveriesInsert). Only the rows of `taken` now `delivered` reach a recipient: any other (a
- * dropped match, a repeat a flush moved with its period) is delivered to no one. `join` is how a
- * match meets its members (MembersJoin); the text differs, so each has a statement name of its own.
- */
-export const deliveriesFromTaken = (now: string, join: MembersJoin): string => `${join === 'scan' ? `members AS MATERIALIZED (
+/** Each MembersJoin as deliveriesFromTaken writes it: the CTEs it needs before `recipients`, and the join in it. */
+const MEMBERS_JOINS: Record<MembersJoin, { ctes: string; join: string }> = {
+  scan: {
+    ctes: `members AS MATERIALIZED (
        -- The subscribed members of the rules taken, read once a rule: joined to every match, a
        -- member's three rows were read again for each match of its rule (a flush of 10 rules of 20
        -- matches: 4.9 ms instead of 4.4). Its kept plan, with 100,000 rules stored: the taken
@@ -74,7 +70,25 @@ export const deliveriesFromTaken = (now: string, join: MembersJoin): string => `
        SELECT ${MEMBER_COLUMNS}
          FROM ${MEMBER_TABLES}
         WHERE rm.rule_id IN (SELECT rule_id FROM taken WHERE status = 'delivered') AND rm.unsubscribed_at IS NULL
-     ), ` : ''}recipients AS (
+     ), `,
+    join: 'JOIN members mb ON mb.rule_id = t.rule_id',
+  },
+  probe: {
+    ctes: '',
+    join: `JOIN LATERAL (SELECT ${MEMBER_COLUMNS}
+                        FROM ${MEMBER_TABLES}
+                       WHERE rm.rule_id = t.rule_id AND rm.unsubscribed_at IS NULL) mb ON true`,
+  },
+};
+
+/**
+ * From the matches taken (the CTE `taken`, of TAKEN_COLUMNS) to deliveries, with `now` the moment's
+ * parameter: the CTEs that find each member's batch and hold quiet hours' ones, then the INSERT
+ * (deliveriesInsert). Only the rows of `taken` now `delivered` reach a recipient: any other (a
+ * dropped match, a repeat a flush moved with its period) is delivered to no one. `join` is how a
+ * match meets its members (MembersJoin); the text differs, so each has a statement name of its own.
+ */
+export const deliveriesFromTaken = (now: string, join: MembersJoin): string => `${MEMBERS_JOINS[join].ctes}recipients AS (
        -- quiet_until is its batch's (rule, period, member: the window), on each of its rows: the
        -- held ones are inserted below from these rows, not by joining them back to their batches,
        -- a join of two CTE scans the planner (one row estimated for each) made a nested loop, a
@@ -91,9 +105,7 @@ export const deliveriesFromTaken = (now: string, join: MembersJoin): string => `
                                                                AND e.received_at = t.event_received_at), false) END) OVER batch
                    THEN notify_quiet_until(mb.zone, mb.quiet_start_hour, mb.quiet_end_hour, ${now}) END AS quiet_until
          FROM taken t
-         ${join === 'scan' ? 'JOIN members mb ON mb.rule_id = t.rule_id' : `JOIN LATERAL (SELECT ${MEMBER_COLUMNS}
-                        FROM ${MEMBER_TABLES}
-                       WHERE rm.rule_id = t.rule_id AND rm.unsubscribed_at IS NULL) mb ON true`}
+         ${MEMBERS_JOINS[join].join}
         WHERE t.status = 'delivered'
           AND (t.audience = '' OR t.audience = '@' || mb.member_id::text
                OR (t.audience = mb.zone AND t.created_at >= COALESCE(mb.zone_since, '-infinity')))

@@ -5,8 +5,8 @@ import { createRedis, subscribeToKeyInvalidations } from '@notify/queues';
 import type { MailTransport } from '@notify/mail';
 import { createLogger, type DestinationStream } from '@notify/observability';
 import { startWorkerRoles, type WorkerRuntime } from '@notify/worker';
-import type { FastifyInstance } from 'fastify';
 import { setFlagsFromString } from 'node:v8';
+import type { FastifyInstance } from 'fastify';
 
 export interface RunningProcess {
   config: Config;
@@ -39,9 +39,9 @@ export async function startProcess(
   // survived a scavenge (allocation-site pretenuring). Bursts of single events made it do so for
   // sites whose objects live for one e-mail (its render, its statements' rows), which then died in
   // the old space: in the instant part of `npm run bench:pipeline`, a full collection every ~3 s
-  // marking the ~75 MB that live, and 0.27 ms of V8's helper threads an event. Off, set before the
-  // roles allocate: our CPU an event 1.45 / 1.62 / 1.45 / 1.65 / 1.48 → 1.24 / 1.56 / 1.35 / 1.34 /
-  // 1.27 ms (alternated); the big digests the same (1.51 / 1.56 → 1.51 / 1.54 s per 1,000 e-mails).
+  // marking the ~75 MB that live, and 0.27 ms of V8's helper threads an event. Off, set here before
+  // the roles allocate: our CPU an event 1.49 / 1.25 / 1.34 → 1.09 / 1.09 / 1.22 ms (alternated with
+  // the build before); the big digests and the matcher the same (issue 11's record, 24th round).
   setFlagsFromString('--no-allocation-site-pretenuring');
   const deps = createDeps(config, {
     ...(options.logDestination && { logger: createLogger({ level: config.logLevel, name: 'api', destination: options.logDestination }) }),

@@ -7,6 +7,7 @@ import { mulberry32, numberFromEnv, percentile, pooled, round } from '../support
 import { jobPolicies, Queues } from '../support/notify';
 import { INGEST_TOKEN, newRedis, newSchema, postJson, processEnv, stopChild } from '../support/pipeline';
 import { deleteKeys, Resources } from '../support/processes';
+import { cpuMeter } from '../support/proc';
 import { log, ratioMeasure, seconds, type PartReport } from '../support/report';
 import { insertOrganizations, organizations, randomScope, wireEvent, type WireEvent } from '../support/seed';
 
@@ -71,11 +72,14 @@ export async function run(res: Resources): Promise<PartReport> {
     }
   };
   await pooled(INGEST_WARMUP_BATCHES, INGEST_CONNECTIONS, (b) => post(b, false));
+  const cpuSince = await cpuMeter(server.pid);
   const start = performance.now();
   await pooled(INGEST_BATCHES, INGEST_CONNECTIONS, (b) => post(INGEST_WARMUP_BATCHES + b, true));
   const elapsed = performance.now() - start;
+  // Seconds per million events: ms per 1,000 (a batch), which per 1,000 events' rounding to 0.01 s would blur.
+  const cpu = await cpuSince(accepted, 1_000_000);
   const rate = accepted / (elapsed / 1000);
-  log(`HTTP ingest: ${round(rate)} events/s (${seconds(elapsed)})`);
+  log(`HTTP ingest: ${round(rate)} events/s (${seconds(elapsed)}); CPU ms per 1,000 events: ours ${cpu.node}, PostgreSQL ${cpu.postgres}, Redis ${cpu.redis}, the bench ${cpu.bench}`);
   await stopChild(res, server);
 
   const stored = (await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events')).rows[0]!.n;
@@ -105,6 +109,7 @@ export async function run(res: Resources): Promise<PartReport> {
       organizations: INGEST_ORGS,
       body_kib: round(bodies[0]!.length / 1024),
       seconds: round(elapsed / 1000, 3),
+      cpu_ms_per_1000_events: cpu,
       accepted,
       stored_events: stored,
       published_events: published,

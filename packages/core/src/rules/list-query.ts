@@ -39,6 +39,8 @@ export function isRealUtcOffset(hours: number, minutes: number): boolean {
   return minutes <= 59 && hours * 60 + minutes <= MAX_UTC_OFFSET_MINUTES;
 }
 
+const [DASH, COLON, DOT, PLUS, SPACE, UPPER_T, LOWER_T, UPPER_Z, LOWER_Z] = [...'-:.+ TtZz'].map((c) => c.charCodeAt(0));
+
 /** The number of the `length` ASCII digits of `text` from `at`, or -1 when one is not a digit. */
 function digitsAt(text: string, at: number, length: number): number {
   let value = 0;
@@ -67,7 +69,7 @@ function digitsAt(text: string, at: number, length: number): number {
 export function parseIsoDateTime(raw: string): Date | undefined {
   const text = raw.trim();
   const end = text.length;
-  if (end < 10 || text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45) return undefined; // '-'
+  if (end < 10 || text.charCodeAt(4) !== DASH || text.charCodeAt(7) !== DASH) return undefined;
   const year = digitsAt(text, 0, 4);
   const month = digitsAt(text, 5, 2);
   const day = digitsAt(text, 8, 2);
@@ -78,16 +80,16 @@ export function parseIsoDateTime(raw: string): Date | undefined {
   let millisecond = 0;
   let at = 10;
   const separator = text.charCodeAt(at);
-  if ((separator === 84 || separator === 116 || separator === 32) && text.charCodeAt(at + 3) === 58) { // T t ' ', ':'
+  if ((separator === UPPER_T || separator === LOWER_T || separator === SPACE) && text.charCodeAt(at + 3) === COLON) {
     hour = digitsAt(text, at + 1, 2);
     minute = digitsAt(text, at + 4, 2);
     if (hour < 0 || minute < 0) return undefined;
     at += 6;
-    if (text.charCodeAt(at) === 58) { // ':'
+    if (text.charCodeAt(at) === COLON) {
       second = digitsAt(text, at + 1, 2);
       if (second < 0) return undefined;
       at += 3;
-      if (text.charCodeAt(at) === 46) { // '.'
+      if (text.charCodeAt(at) === DOT) {
         let digits = 0;
         for (at++; at < end && digits < 6; at++, digits++) {
           const digit = text.charCodeAt(at) - 48;
@@ -102,14 +104,14 @@ export function parseIsoDateTime(raw: string): Date | undefined {
   let offsetMinutes = 0;
   if (at < end) {
     const sign = text.charCodeAt(at);
-    if (sign === 43 || sign === 45 || sign === 32) { // + - ' '
-      const colon = text.charCodeAt(at + 3) === 58 ? 1 : 0;
+    if (sign === PLUS || sign === DASH || sign === SPACE) {
+      const colon = text.charCodeAt(at + 3) === COLON ? 1 : 0;
       if (at + 5 + colon !== end) return undefined;
       const hours = digitsAt(text, at + 1, 2);
       const minutes = digitsAt(text, at + 3 + colon, 2);
       if (hours < 0 || minutes < 0 || !isRealUtcOffset(hours, minutes)) return undefined;
-      offsetMinutes = (sign === 45 ? -1 : 1) * (hours * 60 + minutes);
-    } else if (!((sign === 90 || sign === 122) && at + 1 === end)) { // Z z
+      offsetMinutes = (sign === DASH ? -1 : 1) * (hours * 60 + minutes);
+    } else if (!((sign === UPPER_Z || sign === LOWER_Z) && at + 1 === end)) {
       return undefined;
     }
   }

@@ -2,7 +2,7 @@ import { SEVERITIES } from '../scopes';
 import type { FieldKind } from './fields';
 import { jsonTypeName } from './json';
 import { MESSAGES } from './messages';
-import { isRealUtcOffset } from '../rules/list-query';
+import { isRealUtcOffset } from '../validation/iso-date-time';
 import type { ConditionIssue, Operator } from './types';
 import { CONDITION_LIMITS } from './types';
 

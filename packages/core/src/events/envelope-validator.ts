@@ -1,7 +1,7 @@
 import { Ajv, type AnySchemaObject, type ErrorObject, type ValidateFunction } from 'ajv';
 import { isUuid } from '../ids';
 import { hasControlCharacter } from '../text';
-import { parseIsoDateTime } from '../rules/list-query';
+import { parseIsoDateTime } from '../validation/iso-date-time';
 import { isPlainObject, ownValue } from '../conditions/json';
 import { messages, jsonTypeName } from '../messages';
 import { EventEnvelope, IngestBatch, INGEST_LIMITS, JSON_DATA_KEYWORD, TEXT_KEYWORD, type TextKind, type WireEvent } from './event';

@@ -1,6 +1,6 @@
 import { jsonTypeName, messages } from '../messages';
 import { ValidationFailed, type FieldIssue } from '../errors';
-import { parseIsoDateTime } from '../rules/list-query';
+import { parseIsoDateTime } from '../validation/iso-date-time';
 import { isPlainObject, ownValue } from '../conditions/json';
 import { schemaErrorsToIssues, type SchemaError } from '../validation/schema-errors';
 import { EventEnvelope, INGEST_LIMITS, type IncomingEvent, type WireEvent } from './event';

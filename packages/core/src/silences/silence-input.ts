@@ -1,6 +1,7 @@
 import { mergeIssues, ValidationFailed, type FieldIssue } from '../errors';
 import type { Filters } from '../conditions';
-import { parseIsoDateTime, type RawQuery } from '../rules/list-query';
+import type { RawQuery } from '../rules/list-query';
+import { parseIsoDateTime } from '../validation/iso-date-time';
 import { messages } from '../messages';
 import { queryReader } from '../validation/query-reader';
 

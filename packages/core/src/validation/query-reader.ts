@@ -1,7 +1,8 @@
 import { isUuid } from '../ids';
 import { messages } from '../messages';
 import type { FieldIssue } from '../errors';
-import { parseIsoDateTime, type RawQuery } from '../rules/list-query';
+import type { RawQuery } from '../rules/list-query';
+import { parseIsoDateTime } from './iso-date-time';
 
 /**
  * Readers of a list endpoint's query parameters, the DRF way: each reads one parameter, adds its

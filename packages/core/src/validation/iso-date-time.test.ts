@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isRealUtcOffset, parseIsoDateTime } from './list-query';
+import { isRealUtcOffset, parseIsoDateTime } from './iso-date-time';
 
 /**
  * The reading parseIsoDateTime is held to, written out again on purpose: the pattern and Date's

@@ -34,21 +34,27 @@ export async function run(res: Resources): Promise<PartReport> {
 
   // The raw baseline: the same events, one BullMQ job each, addBulk per batch, as many in flight.
   const redis = newRedis(res, 'bench-ingest');
-  const raw = async (): Promise<number> => {
+  // The CPU of a 1,000-event batch: seconds per million events are ms per 1,000, which seconds per
+  // 1,000 rounded to 0.01 would blur.
+  const PER_BATCH = 1_000_000;
+  const raw = async (): Promise<{ rate: number; cpu: { client: number; redis: number } }> => {
     const prefix = res.prefix();
     const queue = new Queue('events', { connection: redis, prefix, defaultJobOptions: jobPolicies.match });
     try {
       await queue.waitUntilReady();
       const add = (b: number) => queue.addBulk(batches[b]!.map((event) => ({ name: 'event', data: event })));
       await pooled(INGEST_WARMUP_BATCHES, INGEST_CONNECTIONS, async (b) => void (await add(b)));
+      // The client is this process: its CPU is the meter's `node` (and `bench`, the same process).
+      const cpuSince = await cpuMeter(process.pid);
       const start = performance.now();
       await pooled(INGEST_BATCHES, INGEST_CONNECTIONS, async (b) => void (await add(INGEST_WARMUP_BATCHES + b)));
       const elapsed = performance.now() - start;
+      const { node: client, redis: redisCpu } = await cpuSince(measured, PER_BATCH);
       const jobs = await queue.getWaitingCount();
       if (jobs !== INGEST_BATCHES * INGEST_BATCH_SIZE + INGEST_WARMUP_BATCHES * INGEST_BATCH_SIZE) throw new Error(`the raw baseline queued ${jobs} jobs`);
       const rate = measured / (elapsed / 1000);
-      log(`raw addBulk: ${round(rate)} jobs/s (${seconds(elapsed)})`);
-      return rate;
+      log(`raw addBulk: ${round(rate)} jobs/s (${seconds(elapsed)}); CPU ms per 1,000 events: the client ${client}, Redis ${redisCpu}`);
+      return { rate, cpu: { client, redis: redisCpu } };
     } finally {
       await queue.close();
       await deleteKeys(redis, prefix);
@@ -76,8 +82,7 @@ export async function run(res: Resources): Promise<PartReport> {
   const start = performance.now();
   await pooled(INGEST_BATCHES, INGEST_CONNECTIONS, (b) => post(INGEST_WARMUP_BATCHES + b, true));
   const elapsed = performance.now() - start;
-  // Seconds per million events: ms per 1,000 (a batch), which per 1,000 events' rounding to 0.01 s would blur.
-  const cpu = await cpuSince(accepted, 1_000_000);
+  const cpu = await cpuSince(accepted, PER_BATCH);
   const rate = accepted / (elapsed / 1000);
   log(`HTTP ingest: ${round(rate)} events/s (${seconds(elapsed)}); CPU ms per 1,000 events: ours ${cpu.node}, PostgreSQL ${cpu.postgres}, Redis ${cpu.redis}, the bench ${cpu.bench}`);
   await stopChild(res, server);
@@ -100,7 +105,7 @@ export async function run(res: Resources): Promise<PartReport> {
   const ok = accepted === measured && stored === total && published === total;
   if (!ok) log(`CHECK FAILED: accepted ${accepted} of ${measured}, stored ${stored} and published ${published} of ${total}`);
   return {
-    measures: { ingest: ratioMeasure('ingest (HTTP, 1,000/batch)', 'events/s', rate, [before, after], 0.5, ok) },
+    measures: { ingest: ratioMeasure('ingest (HTTP, 1,000/batch)', 'events/s', rate, [before.rate, after.rate], 0.5, ok) },
     details: {
       batches: INGEST_BATCHES,
       warmup_batches: INGEST_WARMUP_BATCHES,
@@ -110,6 +115,7 @@ export async function run(res: Resources): Promise<PartReport> {
       body_kib: round(bodies[0]!.length / 1024),
       seconds: round(elapsed / 1000, 3),
       cpu_ms_per_1000_events: cpu,
+      baseline_cpu_ms_per_1000_events: [before.cpu, after.cpu],
       accepted,
       stored_events: stored,
       published_events: published,

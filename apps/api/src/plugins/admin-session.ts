@@ -5,7 +5,7 @@ import fp from 'fastify-plugin';
 import type { RedisClient } from '@notify/queues';
 import type { Logger } from '@notify/observability';
 import { redisKeys } from '@notify/queues';
-import { sameSecret } from './bearer';
+import { secretChecker } from './bearer';
 
 /**
  * Operator browser sessions: the queue dashboard and the console under `/admin`.
@@ -85,10 +85,7 @@ async function adminSessionPlugin(app: FastifyInstance, options: AdminSessionOpt
 
   const sessions: AdminSessions = {
     enabled: Boolean(adminToken),
-    checkToken(presented) {
-      if (!adminToken) return false;
-      return sameSecret(presented, adminToken);
-    },
+    checkToken: secretChecker([adminToken]),
     open(request, reply) {
       const session = { id: randomBytes(18).toString('base64url'), expiresAt: Date.now() + ttlMs };
       reply.setCookie(SESSION_COOKIE, `${session.id}.${session.expiresAt}`, { ...cookieOptions(request), signed: true, maxAge: Math.floor(ttlMs / 1000) });

@@ -8,7 +8,7 @@ import { checkCheapCredential, throttled, type AuthThrottle } from './auth-throt
 import type { KeyCache } from './key-cache';
 import { LeasedRateLimitCounters, leasedStore } from './leased-rate-limit-store';
 import { redisKeys, type RedisClient } from '@notify/queues';
-import { bearerToken, sameSecret } from './bearer';
+import { bearerToken, secretChecker } from './bearer';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -148,6 +148,8 @@ async function authPlugin(app: FastifyInstance, options: AuthPluginOptions): Pro
     }
   }
 
+  const isAdminToken = secretChecker([options.adminToken]);
+  const isIngestToken = secretChecker(options.ingestTokens);
   app.addHook('onRequest', async (request, reply) => {
     const config = request.routeOptions.config;
     switch (config?.auth) {
@@ -166,7 +168,7 @@ async function authPlugin(app: FastifyInstance, options: AuthPluginOptions): Pro
           throttle,
           request,
           token,
-          () => options.adminToken !== undefined && token !== undefined && sameSecret(token, options.adminToken),
+          () => isAdminToken(token),
           () => new GatewayError('unauthorized', { 'www-authenticate': 'Bearer realm="admin"' }),
         );
         return;
@@ -177,7 +179,7 @@ async function authPlugin(app: FastifyInstance, options: AuthPluginOptions): Pro
           throttle,
           request,
           token,
-          () => token !== undefined && options.ingestTokens.some((expected) => sameSecret(token, expected)),
+          () => isIngestToken(token),
           () => new GatewayError('unauthorized', { 'www-authenticate': 'Bearer realm="ingest"' }),
         );
         return;

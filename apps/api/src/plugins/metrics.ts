@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import type { Metrics } from '@notify/observability';
 import { GatewayError } from '../errors/catalog';
 import { checkCheapCredential, type AuthThrottle } from './auth-throttle';
-import { bearerToken, sameSecret } from './bearer';
+import { bearerToken, secretChecker } from './bearer';
 
 export interface MetricsPluginOptions {
   metrics: Metrics;
@@ -22,7 +22,7 @@ export const UNMATCHED_ROUTE = 'not_found';
  */
 async function metricsPlugin(app: FastifyInstance, options: MetricsPluginOptions): Promise<void> {
   const { metrics } = options;
-  const tokens = options.tokens.filter((token): token is string => typeof token === 'string' && token !== '');
+  const isMetricsToken = secretChecker(options.tokens);
 
   app.addHook('onResponse', async (request, reply) => {
     metrics.httpRequest(
@@ -41,7 +41,7 @@ async function metricsPlugin(app: FastifyInstance, options: MetricsPluginOptions
         options.throttle,
         request,
         token,
-        () => token !== undefined && tokens.some((expected) => sameSecret(token, expected)),
+        () => isMetricsToken(token),
         () => new GatewayError('unauthorized', { 'www-authenticate': 'Bearer realm="metrics"' }),
       );
     },

@@ -5,7 +5,7 @@ import { ping } from '@notify/db';
 import type { AppDeps } from '../deps';
 import { GatewayError } from '../errors/catalog';
 import { checkCheapCredential, type AuthThrottle } from '../plugins/auth-throttle';
-import { bearerToken, sameSecret } from '../plugins/bearer';
+import { bearerToken, secretChecker } from '../plugins/bearer';
 
 const Check = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('fail')]),
@@ -42,15 +42,15 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps; throttle: 
   // operator token, and in the logs), anyone else the check's name and status only.
   const lastErrors = new Map<string, string>();
   // A wrong token is a failed authentication like any other: it spends the address's budget.
+  const isAdminToken = secretChecker([deps.config.adminToken]);
   const isOperator = async (request: FastifyRequest): Promise<boolean> => {
     const token = bearerToken(request);
     if (token === undefined) return false;
-    const adminToken = deps.config.adminToken;
     await checkCheapCredential(
       throttle,
       request,
       token,
-      () => adminToken !== undefined && sameSecret(token, adminToken),
+      () => isAdminToken(token),
       () => new GatewayError('unauthorized', { 'www-authenticate': 'Bearer realm="admin"' }),
     );
     return true;

@@ -32,8 +32,12 @@
 // One file per part in bench/pipeline/, the helpers they share in bench/support/. Run some parts
 // only with `npm run bench:pipeline -- matching` (or `-- ingest,instant`, or BENCH_PARTS).
 //
-// Environment (all optional): BENCH_PARTS (ingest,matching,instant,burst,digests,wave,retention,preview), BENCH_CPU_PROF=<dir>
-// (children run with --cpu-prof), BENCH_NODE_ARGS (more node flags for the service's processes, e.g.
+// Environment (all optional): BENCH_PARTS (ingest,matching,instant,burst,digests,wave,retention,preview),
+// BENCH_ROUNDS=<n> (every part n times, the parts in turn round after round; each measure is then the
+// median round's, with every round's figures in pipeline.json: on this shared machine one part's
+// ratio moved from 0.58x to 0.85x between runs of the same code), BENCH_CPU_PROF=<dir>
+// (children run with --cpu-prof), BENCH_NODE_ARGS (more node flags for every child process, the raw
+// baselines' too, e.g.
 // `--max-semi-space-size=32`), BENCH_LOG_LEVEL (children's LOG_LEVEL, default warn),
 // BENCH_STRICT=1 (exit 1 when a target is missed), BENCH_SOURCE=1 (the service's processes run its
 // TypeScript sources through tsx rather than the build, see SERVICE_FROM_SOURCE), and the sizes at
@@ -43,9 +47,9 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { root, round } from '../support/common';
+import { numberFromEnv, root, round } from '../support/common';
 import { Resources, SERVICE_FROM_SOURCE } from '../support/processes';
-import { describeMachine, log, printTable, seconds, type Measure, type PartReport } from '../support/report';
+import { describeMachine, log, medianMeasure, printTable, seconds, type Measure, type PartReport } from '../support/report';
 import * as burst from './burst';
 import * as digests from './digests';
 import * as ingest from './ingest';
@@ -73,6 +77,9 @@ const PARTS = {
 } as const;
 type PartName = keyof typeof PARTS;
 
+/** BENCH_ROUNDS: how many times each part runs, all parts in turn, round after round (default 1). */
+const ROUNDS = Math.floor(numberFromEnv('BENCH_ROUNDS', 1));
+
 async function main(): Promise<number> {
   const wanted = (process.argv.slice(2).join(',') || process.env.BENCH_PARTS || Object.keys(PARTS).join(','))
     .split(',')
@@ -93,27 +100,46 @@ async function main(): Promise<number> {
   process.on('SIGTERM', () => onSignal('SIGTERM'));
 
   console.log(`bench:pipeline — ${wanted.join(', ')} (${os.cpus().length} CPUs, load ${loadBefore.map((value) => round(value, 2)).join(' ')}; the service ${SERVICE_FROM_SOURCE ? 'from its sources (tsx)' : 'built'})`);
-  const reports: Record<string, PartReport | { error: string }> = {};
-  const measures: Measure[] = [];
-  for (const name of wanted) {
-    const part = PARTS[name];
-    console.log(`\n${part.title}`);
-    const res = new Resources();
-    all.add(res);
-    const partStart = performance.now();
-    try {
-      const report = await part.run(res);
-      reports[name] = { ...report, details: { ...report.details, part_seconds: round((performance.now() - partStart) / 1000, 1) } };
-      measures.push(...Object.values(report.measures));
-    } catch (error) {
-      console.error(`  ${name} failed:`, error);
-      reports[name] = { error: error instanceof Error ? (error.stack ?? error.message) : String(error) };
-    } finally {
-      await res.release();
-      all.delete(res);
+  const rounds: Record<string, (PartReport | { error: string })[]> = {};
+  for (let roundNo = 1; roundNo <= ROUNDS; roundNo++) {
+    for (const name of wanted) {
+      const part = PARTS[name];
+      console.log(`\n${part.title}${ROUNDS > 1 ? ` (round ${roundNo} of ${ROUNDS})` : ''}`);
+      const res = new Resources();
+      all.add(res);
+      const partStart = performance.now();
+      try {
+        const report = await part.run(res);
+        (rounds[name] ??= []).push({ ...report, details: { ...report.details, part_seconds: round((performance.now() - partStart) / 1000, 1) } });
+      } catch (error) {
+        console.error(`  ${name} failed:`, error);
+        (rounds[name] ??= []).push({ error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+      } finally {
+        await res.release();
+        all.delete(res);
+      }
+      log(`(${seconds(performance.now() - partStart)}, cleaned up)`);
     }
-    log(`(${seconds(performance.now() - partStart)}, cleaned up)`);
   }
+  // One report a part: of several rounds, each measure is their median (medianMeasure) and the
+  // details are every round's; a part that failed in any round failed.
+  const reports: Record<string, PartReport | { error: string }> = {};
+  for (const name of wanted) {
+    const runs = rounds[name] ?? [];
+    const failedRun = runs.find((run): run is { error: string } => 'error' in run);
+    if (failedRun) {
+      reports[name] = failedRun;
+      continue;
+    }
+    const done = runs as PartReport[];
+    reports[name] = done.length === 1
+      ? done[0]!
+      : {
+          measures: Object.fromEntries(Object.keys(done[0]!.measures).map((key) => [key, medianMeasure(done.map((run) => run.measures[key]!))])),
+          details: { rounds: done.map((run) => run.details) },
+        };
+  }
+  const measures: Measure[] = Object.values(reports).flatMap((report) => ('measures' in report ? Object.values(report.measures) : []));
 
   const failed = Object.values(reports).some((report) => 'error' in report);
   const allPass = !failed && measures.every((m) => m.pass || m.target === '(reported)');
@@ -126,6 +152,7 @@ async function main(): Promise<number> {
     service: SERVICE_FROM_SOURCE ? 'TypeScript sources through tsx (BENCH_SOURCE=1)' : 'built JavaScript (dist/), as deployments run it',
     total_seconds: round((performance.now() - startedAt) / 1000, 1),
     parts: wanted,
+    rounds: ROUNDS,
     measures: Object.fromEntries(Object.values(reports).flatMap((report) => ('measures' in report ? Object.entries(report.measures) : []))),
     details: Object.fromEntries(Object.entries(reports).map(([name, report]) => [name, 'details' in report ? report.details : report])),
     pass: allPass,

@@ -13,6 +13,8 @@ export interface Measure {
   ratio: number | null;
   target: string;
   pass: boolean;
+  /** With BENCH_ROUNDS > 1: each round's figures, in the order they ran (the measure is their median). */
+  rounds?: { value: number; baseline: number | null; ratio: number | null; pass: boolean }[];
 }
 
 export interface PartReport {
@@ -39,13 +41,33 @@ export function limitMeasure(label: string, unit: string, value: number, max: nu
   return { label, unit, value: round(value, 1), baseline: null, baseline_runs: [], ratio: null, target: `<= ${max} ${unit}`, pass: ok && value <= max };
 }
 
+/**
+ * One measure of several rounds of the same part (BENCH_ROUNDS): the round whose figure is the median
+ * (its ratio where it has a baseline, else its value), every round's figures beside it. Of an even
+ * number of rounds, the worse of the two middle ones. A measure whose target is a limit, or which
+ * is only reported, is ranked by its value; the others by their ratio.
+ */
+export function medianMeasure(rounds: Measure[]): Measure {
+  const first = rounds[0];
+  if (!first) throw new Error('medianMeasure: no rounds');
+  if (rounds.length === 1) return first;
+  const score = (m: Measure) => (m.ratio !== null ? m.ratio : m.target.startsWith('<=') ? -m.value : m.value);
+  // Worst first: the lower ratio, the larger value under a limit.
+  const ranked = [...rounds].sort((a, b) => score(a) - score(b));
+  const median = ranked[Math.floor((ranked.length - 1) / 2)]!;
+  return {
+    ...median,
+    rounds: rounds.map((m) => ({ value: m.value, baseline: m.baseline, ratio: m.ratio, pass: m.pass })),
+  };
+}
+
 export const log = (message: string) => console.log(`  ${message}`);
 export const seconds = (ms: number) => `${round(ms / 1000, 2)} s`;
 
 export function printTable(measures: Measure[]): void {
   const header = ['measure', 'value', 'unit', 'baseline', 'ratio', 'target', 'result'];
   const lines = measures.map((m) => [
-    m.label,
+    m.rounds ? `${m.label} (median of ${m.rounds.length}: ${m.rounds.map((r) => (r.ratio ?? r.value).toString()).join(' / ')})` : m.label,
     String(m.value),
     m.unit,
     m.baseline === null ? '' : String(m.baseline),

@@ -78,7 +78,7 @@ const PARTS = {
 type PartName = keyof typeof PARTS;
 
 /** BENCH_ROUNDS: how many times each part runs, all parts in turn, round after round (default 1). */
-const ROUNDS = Math.floor(numberFromEnv('BENCH_ROUNDS', 1));
+const ROUNDS = Math.max(1, Math.floor(numberFromEnv('BENCH_ROUNDS', 1)));
 
 async function main(): Promise<number> {
   const wanted = (process.argv.slice(2).join(',') || process.env.BENCH_PARTS || Object.keys(PARTS).join(','))

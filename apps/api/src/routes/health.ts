@@ -41,8 +41,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps; throttle: 
   // A failed check's error names hosts, ports and login failures: operators read it (with the
   // operator token, and in the logs), anyone else the check's name and status only.
   const lastErrors = new Map<string, string>();
-  // A wrong token is a failed authentication like any other: it spends the address's budget.
   const isAdminToken = secretChecker([deps.config.adminToken]);
+  // A wrong token is a failed authentication like any other: it spends the address's budget.
   const isOperator = async (request: FastifyRequest): Promise<boolean> => {
     const token = bearerToken(request);
     if (token === undefined) return false;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findingKey } from '@notify/core';
-import { noticeFindings, recordMatches, withTransaction, type NewMatch } from '@notify/db';
+import { claimDeliveries, noticeFindings, recordMatches, releaseDeliveries, withTransaction, type NewMatch } from '@notify/db';
 import { createTestDatabase } from '../support/database';
 
 // The match stage's two statements that answer one character per row given: which matches were
@@ -118,6 +118,36 @@ describe('recordMatches and noticeFindings answer for each row given, in order',
     ]);
     // Recorded before: nothing again, and no second delivery.
     const again = await withTransaction(db, (tx) => recordMatches(tx, [], given.slice(0, 1), now));
-    expect(again).toEqual({ matches: [], deliveryIds: [] });
+    expect(again).toEqual({ matches: [], deliveryIds: [], claimed: [] });
+  });
+
+  it('with claim, makes each delivery claimed (sending, one attempt) and answers it as claimDeliveries would', async () => {
+    const rule = randomUUID();
+    const members = [randomUUID(), randomUUID()];
+    await db.pool.query(`INSERT INTO notification_rules (id, organization_id, name, scope) VALUES ($1, $2, 'claimed at once', 'asset_dns_changed')`, [rule, org]);
+    await db.pool.query(
+      `INSERT INTO team_members (id, organization_id, email, name, timezone, bouncing_since) SELECT unnest($1::uuid[]), $2, unnest($3::text[]), unnest($4::text[]), unnest($5::text[]), unnest($6::timestamptz[])`,
+      [members, org, ['c@x.example', 'd@x.example'], ['Cee', null], ['Asia/Tokyo', null], [null, new Date()]],
+    );
+    await db.pool.query(`INSERT INTO notification_rule_members (rule_id, team_member_id) SELECT $1, unnest($2::uuid[])`, [rule, members]);
+    const now = new Date();
+    const { deliveryIds, claimed } = await withTransaction(db, (tx) =>
+      recordMatches(tx, [], [match(rule, 'with "quote" and \\backslash', { periodKey: 'i9', deliverNow: true }), match(rule, 'plain', { periodKey: 'b9' })], now, { claim: true }));
+    expect(deliveryIds).toHaveLength(2);
+    expect(claimed.map((delivery) => delivery.id).sort()).toEqual([...deliveryIds].sort());
+    const { rows } = await db.pool.query<{ status: string; attempts: number }>(`SELECT status::text, attempts FROM deliveries WHERE id = ANY($1::uuid[])`, [deliveryIds]);
+    expect(rows).toEqual([{ status: 'sending', attempts: 1 }, { status: 'sending', attempts: 1 }]);
+
+    // The same deliveries, given back and claimed by the send stage's statement: the same answers.
+    await releaseDeliveries(db, deliveryIds);
+    const again = await claimDeliveries(db, deliveryIds, 30_000, 500);
+    for (const delivery of claimed) {
+      const { recorded: _recorded, deliveries: _deliveries, ...answer } = delivery as typeof delivery & { recorded: unknown; deliveries: unknown };
+      expect(answer).toEqual({ ...again.get(delivery.id) });
+    }
+    const byMember = new Map(claimed.map((delivery) => [delivery.team_member_id, delivery]));
+    expect(byMember.get(members[0]!)).toMatchObject({ rule_name: 'claimed at once', timezone: 'Asia/Tokyo', member_name: 'Cee', bouncing: false, events_shown: 1, repeats: 0, test: false });
+    expect(byMember.get(members[1]!)).toMatchObject({ bouncing: true, member_name: null });
+    expect(JSON.parse(byMember.get(members[0]!)!.events)).toMatchObject([{ id: 'with "quote" and \\backslash', title: 't', asset: 'a.example' }]);
   });
 });

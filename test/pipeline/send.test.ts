@@ -1,9 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { composeInLoop, createMailRenderer, createMailTransport, type MailRenderer, type MailTransport } from '@notify/mail';
-import { deliverPeriods, sendDeliveries, sendDelivery, Slots, type SendContext } from '@notify/pipeline';
+import { deliverPeriods, requestSend, sendDeliveries, sendDelivery, Slots, type SendContext } from '@notify/pipeline';
 import { unsubscribeToken, type EventDetails } from '@notify/core';
-import { createTestDeliveries, type DeliveryEvent } from '@notify/db';
+import { createTestDeliveries, recordMatches, withTransaction, type DeliveryEvent } from '@notify/db';
 import { createRedis, Queues } from '@notify/queues';
 import { createTestDatabase, REDIS_URL } from '../support/database';
 import { startRelay, type TcpRelay } from '../support/relay';
@@ -243,5 +243,34 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
     expect(result.outcomes[3]?.status).toBe('skipped');
     expect(smtp.received.length - before).toBe(4);
     for (const id of ids) expect(await row(id)).toEqual({ status: 'sent', attempts: 1 });
+  });
+
+  it('sends a delivery its statement made claimed without claiming it again; declined by this process, it goes back to pending for a job', async () => {
+    const claimedDelivery = async () => {
+      const event = `claimed-${randomBytes(4).toString('hex')}`;
+      const { rows } = await db.pool.query<{ received_at: Date }>(
+        `INSERT INTO events (organization_id, id, scope, occurred_at, asset, title) VALUES ($1, $2, 'asset_dns_changed', now(), 'a.example', $2) RETURNING received_at`, [org, event]);
+      const now = new Date();
+      const match = { ruleId: rule, organizationId: org, eventId: event, eventReceivedAt: rows[0]!.received_at, periodKey: `i-${event}`, dueAt: now, deliverNow: true };
+      const { claimed } = await withTransaction(db, (tx) => recordMatches(tx, [], [match], now, { claim: true }));
+      expect(claimed).toHaveLength(1);
+      return { ...claimed[0]!, title: event };
+    };
+    const delivery = await claimedDelivery();
+    expect(await row(delivery.id)).toEqual({ status: 'sending', attempts: 1 });
+    // Claimed for a sender: another one (a job's claim) leaves it alone.
+    expect((await sendDelivery(ctx, delivery.id)).status).toBe('skipped');
+    const before = smtp.received.length;
+    const result = await sendDeliveries(ctx, [delivery.id], { slots: new Slots(1), finalAttempt: false, claimed: new Map([[delivery.id, delivery]]) });
+    expect(result.outcomes[0]?.status).toBe('sent');
+    expect(smtp.received.length - before).toBe(1);
+    expect(smtp.received.at(-1)!.text).toContain(delivery.title);
+    expect(await row(delivery.id)).toEqual({ status: 'sent', attempts: 1 });
+
+    const declined = await claimedDelivery();
+    const full = { ...ctx, sendHere: { take: (ids: readonly string[]) => [...ids], open: () => true } };
+    await requestSend(full, [declined.id], new Map([[declined.id, declined]]));
+    expect(await row(declined.id)).toEqual({ status: 'pending', attempts: 0 });
+    expect(await ctx.queues.send.getJob(`send.${declined.id}`)).toBeDefined();
   });
 });

@@ -118,7 +118,9 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
   const metrics = options.metrics;
   // With the send role, the deliveries this process makes are sent here first (InProcessSending, made below).
   let sendingHere: InProcessSending | undefined;
-  const sendHere: SendHere | undefined = roles.includes('send') ? (deliveryIds) => sendingHere?.take(deliveryIds) ?? [...deliveryIds] : undefined;
+  const sendHere: SendHere | undefined = roles.includes('send')
+    ? { take: (deliveryIds, claimed) => sendingHere?.take(deliveryIds, claimed) ?? [...deliveryIds], open: () => sendingHere?.open() ?? false }
+    : undefined;
   const pipeline: PipelineContext = { db, queues, now, instantCoalesceMs: config.pipeline.instantCoalesceMs, metrics: metrics?.pipeline, sendHere };
   // Checked before any connection is made.
   const mailDomain = roles.includes('send') ? messageIdDomain(config.mail.from) : undefined;

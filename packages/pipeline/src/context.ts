@@ -1,4 +1,4 @@
-import type { DatabaseHandle } from '@notify/db';
+import type { ClaimedDelivery, DatabaseHandle } from '@notify/db';
 import type { Queues } from '@notify/queues';
 
 /**
@@ -23,10 +23,19 @@ export interface PipelineMetrics {
 /**
  * Takes deliveries this process made to send in this process, without a send job: for an instant
  * alert, a job (added, taken and finished in Redis) cost more of our CPU and of Redis than the rest
- * of its sending, and its round trips came before the e-mail. Returns those it declines (it is full,
- * closing, or sending is paused), for the send queue. It never throws.
+ * of its sending, and its round trips came before the e-mail.
  */
-export type SendHere = (deliveryIds: readonly string[]) => string[];
+export interface SendHere {
+  /**
+   * Takes what it can of `deliveryIds`; returns those it declines (it is full, closing, or sending
+   * is paused), for the send queue. `claimed`: those of them the statement that made them claimed
+   * for it (RecordMatchesOptions.claim), sent without a claim of their own; any it declines is the
+   * caller's to give back. It never throws.
+   */
+  take(deliveryIds: readonly string[], claimed?: ReadonlyMap<string, ClaimedDelivery>): string[];
+  /** Whether it takes deliveries now (not full, closing or paused): whether a statement about to make some should make them claimed for it. */
+  open(): boolean;
+}
 
 /** What the pipeline's use cases need; processes build one and pass it in. */
 export interface PipelineContext {

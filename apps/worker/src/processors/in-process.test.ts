@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import type { ClaimedDelivery } from '@notify/db';
 import type { DuePeriod, MatchResult } from '@notify/pipeline';
 import { createLogger } from '@notify/observability';
 import { InProcessDelivery } from './deliver-here';
@@ -167,10 +168,10 @@ describe('InProcessDelivery', () => {
 
 /** A send that finishes when the test says so. */
 function heldSend() {
-  const calls: Array<{ deliveries: readonly string[]; stopping: () => boolean; finish: (error?: Error) => void }> = [];
-  const send = (deliveries: readonly string[], _log: unknown, stopping: () => boolean) =>
+  const calls: Array<{ deliveries: readonly string[]; stopping: () => boolean; claimed?: ReadonlyMap<string, ClaimedDelivery>; finish: (error?: Error) => void }> = [];
+  const send = (deliveries: readonly string[], _log: unknown, stopping: () => boolean, claimed?: ReadonlyMap<string, ClaimedDelivery>) =>
     new Promise<void>((resolve, reject) => {
-      calls.push({ deliveries, stopping, finish: (error) => (error ? reject(error) : resolve()) });
+      calls.push({ deliveries, stopping, claimed, finish: (error) => (error ? reject(error) : resolve()) });
     });
   return { calls, send };
 }
@@ -188,6 +189,25 @@ describe('InProcessSending', () => {
     calls[0]!.finish();
     await expect.poll(() => here.pending).toBe(1);
     expect(here.take(['g'])).toEqual([]);
+  });
+
+  it('says whether it takes deliveries now, and hands on those made claimed for it', async () => {
+    const { calls, send } = heldSend();
+    const pause = { active: false };
+    const here = new InProcessSending(send, capturedLogger().logger, pause, 2);
+    expect(here.open()).toBe(true);
+    const claimed = new Map([['a', { id: 'a' } as ClaimedDelivery]]);
+    expect(here.take(['a', 'b'], claimed)).toEqual([]);
+    expect(calls[0]!.claimed).toBe(claimed);
+    // Full, paused or closing: a statement about to make deliveries should not make them claimed for it.
+    expect(here.open()).toBe(false);
+    calls[0]!.finish();
+    await expect.poll(() => here.open()).toBe(true);
+    pause.active = true;
+    expect(here.open()).toBe(false);
+    pause.active = false;
+    await here.close();
+    expect(here.open()).toBe(false);
   });
 
   it('declines everything while sending is paused (the SMTP server away): the paused queue holds them', () => {

@@ -1,5 +1,6 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Batcher, Slots, deliverPeriods, matchEvents, sendDeliveries, type DuePeriod, type MatchResult, type OutagePause, type PipelineContext, type RuleIndex, type SendContext } from '@notify/pipeline';
+import type { ClaimedDelivery } from '@notify/db';
 import type { Logger } from '@notify/observability';
 import { sendJobDeliveries, type JobCatalog, type JobKind } from '@notify/queues';
 
@@ -34,7 +35,7 @@ export interface Processors {
   /** Delivers due periods without a job each, in the transactions the deliver jobs share (InProcessDelivery). */
   deliver(periods: readonly DuePeriod[]): Promise<void>;
   /** Sends deliveries this process made without a job (InProcessSending); what a job would retry goes to the send queue. */
-  send(deliveryIds: readonly string[], log: Logger, stopping: () => boolean): Promise<void>;
+  send(deliveryIds: readonly string[], log: Logger, stopping: () => boolean, claimed?: ReadonlyMap<string, ClaimedDelivery>): Promise<void>;
 }
 
 export function createProcessors(ctx: ProcessorContext): Processors {
@@ -69,11 +70,12 @@ export function createProcessors(ctx: ProcessorContext): Processors {
    * the SMTP server cannot be reached, or `stopping` says so, the deliveries not yet started wait,
    * unclaimed (their outcome undefined); `unreachable` says why when it was the server.
    */
-  const sendEach = async (deliveryIds: readonly string[], finalAttempt: boolean, log: Logger, stopping?: () => boolean) => {
+  const sendEach = async (deliveryIds: readonly string[], finalAttempt: boolean, log: Logger, stopping?: () => boolean, claimed?: ReadonlyMap<string, ClaimedDelivery>) => {
     const result = await sendDeliveries(sendContext(), deliveryIds, {
       slots: mailSlots,
       finalAttempt,
       stopping,
+      claimed,
       onOutcome: (deliveryId, outcome) => {
         if (outcome.status === 'sent') log.info({ delivery_id: deliveryId, message_id: outcome.messageId }, 'e-mail sent');
         else if (outcome.status === 'cancelled') log.info({ delivery_id: deliveryId, reason: outcome.reason }, 'e-mail cancelled');
@@ -130,9 +132,9 @@ export function createProcessors(ctx: ProcessorContext): Processors {
    * an unreachable server's waiting deliveries to jobs, with the queue paused, as a job's would be;
    * and once `stopping` (the process shutting down), those not started yet to jobs, for the next process.
    */
-  const sendInProcess = async (deliveryIds: readonly string[], log: Logger, stopping: () => boolean): Promise<void> => {
+  const sendInProcess = async (deliveryIds: readonly string[], log: Logger, stopping: () => boolean, claimed?: ReadonlyMap<string, ClaimedDelivery>): Promise<void> => {
     const queues = ctx.pipeline.queues;
-    const { outcomes, unreachable } = await sendEach(deliveryIds, queues.sendPolicy.attempts <= 1, log, stopping);
+    const { outcomes, unreachable } = await sendEach(deliveryIds, queues.sendPolicy.attempts <= 1, log, stopping, claimed);
     const waiting = deliveryIds.filter((_, i) => {
       const outcome = outcomes[i];
       return outcome === undefined || (outcome.status === 'failed' && outcome.unavailable === true);

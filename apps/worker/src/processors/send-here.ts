@@ -1,3 +1,4 @@
+import type { ClaimedDelivery } from '@notify/db';
 import type { Logger } from '@notify/observability';
 import type { OutagePause } from '@notify/pipeline';
 import { InProcessWork } from './in-process-work';
@@ -22,7 +23,7 @@ export class InProcessSending extends InProcessWork {
   private deliveries = 0;
 
   constructor(
-    private readonly send: (deliveryIds: readonly string[], log: Logger, stopping: () => boolean) => Promise<void>,
+    private readonly send: (deliveryIds: readonly string[], log: Logger, stopping: () => boolean, claimed?: ReadonlyMap<string, ClaimedDelivery>) => Promise<void>,
     private readonly logger: Logger,
     private readonly pause: Pick<OutagePause, 'active'> | undefined,
     private readonly maxDeliveries = SEND_HERE_MAX_DELIVERIES,
@@ -35,15 +36,21 @@ export class InProcessSending extends InProcessWork {
     return this.deliveries;
   }
 
-  /** Takes what it can of `deliveryIds`; returns those it declines, for the send queue. */
-  readonly take = (deliveryIds: readonly string[]): string[] => {
+  /** Whether it takes deliveries now: not closing, sending not paused, and room for one at least. */
+  readonly open = (): boolean => !this.closed && !this.pause?.active && this.deliveries < this.maxDeliveries;
+
+  /**
+   * Takes what it can of `deliveryIds`; returns those it declines, for the send queue. `claimed`:
+   * those of them made claimed for this sender, sent without a claim of their own (SendHere).
+   */
+  readonly take = (deliveryIds: readonly string[], claimed?: ReadonlyMap<string, ClaimedDelivery>): string[] => {
     if (this.closed || this.pause?.active) return [...deliveryIds];
     const room = Math.max(0, this.maxDeliveries - this.deliveries);
     const taken = deliveryIds.slice(0, room);
     if (!taken.length) return [...deliveryIds];
     const count = taken.length;
     this.deliveries += count;
-    this.start(this.send(taken, this.logger, () => this.closed), {
+    this.start(this.send(taken, this.logger, () => this.closed, claimed), {
       done: () => this.logger.debug({ deliveries: count }, 'deliveries sent in process'),
       failed: (error) => this.logger.warn({ err: error, deliveries: count }, 'deliveries not sent in process; the reconciler will ask for them again'),
     }, () => {

@@ -49,6 +49,17 @@ const MEMBERS_MATCH = `(m.audience = '' OR m.audience = '@' || c.team_member_id:
   OR (m.audience = c.time_zone AND m.created_at >= COALESCE(c.zone_since, '-infinity')))`;
 
 /**
+ * What a claim answers of a delivery `c` and its member `t` (LEFT JOINed team_members: null once
+ * removed), besides its events and repeats: `c` is the delivery's row with its rule's name
+ * (`rule_name`), scope and frequency, its organization's name (`organization_name`) and zone
+ * (`timezone`), and its test event (`test_event`, null but for a test send). Also read by the
+ * statement that makes instant alerts claimed for this process's sender (recordMatches).
+ */
+export const CLAIMED_DELIVERY_COLUMNS = `c.id, c.rule_id, c.team_member_id, c.email, c.period_key, c.attempts, c.first_event_at, c.rule_name, c.scope, c.frequency,
+            c.organization_name, COALESCE(c.time_zone, t.timezone, c.timezone) AS timezone, t.name AS member_name, COALESCE(t.bouncing_since IS NOT NULL, false) AS bouncing,
+            c.test_event IS NOT NULL AS test`;
+
+/**
  * Claims deliveries for sending (pending → sending, attempts + 1) and reads each one's period's
  * events, in one round trip for all of them. A delivery another sender claimed less than
  * `claimTimeoutMs` ago is left to it; an older claim is taken for abandoned (its process died).
@@ -71,9 +82,7 @@ export async function claimDeliveries(db: DatabaseHandle, deliveryIds: readonly 
         RETURNING d.id, d.rule_id, d.team_member_id, d.email, d.period_key, d.attempts, d.first_event_at, r.name AS rule_name, r.scope, r.frequency,
                   o.name AS organization_name, o.timezone, d.test_event, d.time_zone, d.zone_since
      )
-     SELECT c.id, c.rule_id, c.team_member_id, c.email, c.period_key, c.attempts, c.first_event_at, c.rule_name, c.scope, c.frequency,
-            c.organization_name, COALESCE(c.time_zone, t.timezone, c.timezone) AS timezone, t.name AS member_name, COALESCE(t.bouncing_since IS NOT NULL, false) AS bouncing,
-            c.test_event IS NOT NULL AS test,
+     SELECT ${CLAIMED_DELIVERY_COLUMNS},
             CASE WHEN c.test_event IS NOT NULL THEN json_build_array(${mailEventOfStored('c.test_event')})::text ELSE COALESCE(p.events, '[]') END AS events,
             CASE WHEN c.test_event IS NOT NULL THEN 1 ELSE COALESCE(p.events_shown, 0) END AS events_shown,
             CASE WHEN c.test_event IS NULL THEN COALESCE(p.event_ids, '[]') END AS event_ids,

@@ -11,7 +11,7 @@ export { storeEvents, type StoredEvent } from './store-events';
 export { loadEnabledRules, loadEnabledRulesAfter, type EnabledRule } from './load-enabled-rules';
 export { lockUnmatchedEvents, type UnmatchedEvent } from './lock-unmatched-events';
 export { openCoalescingWindows, type CoalescingWindow } from './open-coalescing-windows';
-export { recordMatches, type NewMatch, type RecordedMatches } from './record-matches';
+export { recordMatches, type NewMatch, type RecordedMatches, type RecordMatchesOptions } from './record-matches';
 export { loadSilences, type UnexpiredSilence } from './load-silences';
 export { countSilenced } from './count-silenced';
 export { noticeFindings, forgetOldFindings, type Finding } from './notice-findings';
@@ -25,7 +25,7 @@ export { createDeliveries, flushDeliveries, PROBE_MEMBERS_FROM, type CreatedDeli
 // send
 export { claimDeliveries, type ClaimedDelivery, type DeliveryEvent } from './claim-deliveries';
 export { cancelDelivery } from './cancel-delivery';
-export { releaseDelivery } from './release-delivery';
+export { releaseDeliveries, releaseDelivery } from './release-delivery';
 export { postponeDelivery } from './postpone-delivery';
 export { recordFailedAttempt } from './record-failed-attempt';
 export { markDeliveriesSent } from './mark-deliveries-sent';

@@ -88,7 +88,7 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
   // Kept plans (genericPlans): the statements find their rows by ids and keys, and planning them
   // afresh (PostgreSQL's choice for a call of one or two events, their arrays of one looking
   // cheaper than a kept plan's estimate of ten) cost more than running them.
-  const { created, silenced, deliveryIds, eventCount } = await withTransaction(ctx.db, async (tx) => {
+  const { created, silenced, deliveryIds, claimed, eventCount } = await withTransaction(ctx.db, async (tx) => {
     // Row locks keep two match jobs that got the same events from matching them twice.
     const events = await lockUnmatchedEvents(tx, pairs);
     const all: Candidate[] = await index.matchAll(events, toMatchable, now);
@@ -164,7 +164,8 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
       }
     }
 
-    const { matches: recorded, deliveryIds } = await recordMatches(tx, events, matches, now);
+    // Instant alerts this process sends are made claimed for its sender: no claim statement of their own.
+    const { matches: recorded, deliveryIds, claimed } = await recordMatches(tx, events, matches, now, { claim: ctx.sendHere?.open() === true });
     const created = recorded.filter((m) => m.status === 'pending');
     const silenced = recorded.filter((m) => m.status === 'silenced').length;
     // Counted from what this transaction recorded: a retried job counts nothing twice.
@@ -173,7 +174,7 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
       for (const m of recorded) if (m.silenceId) counts.set(m.silenceId, (counts.get(m.silenceId) ?? 0) + 1);
       await countSilenced(tx, counts);
     }
-    return { created, silenced, deliveryIds, eventCount: events.length };
+    return { created, silenced, deliveryIds, claimed, eventCount: events.length };
   }, { genericPlans: true });
 
   if (ctx.metrics && created.length) {
@@ -190,8 +191,8 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
     for (const { scope, frequency, count } of counts.values()) ctx.metrics.matched(scope, frequency, count);
   }
 
-  // Should this fail, the deliveries wait as pending: the reconciler asks again.
-  await requestSend(ctx, deliveryIds);
+  // Should this fail, the deliveries wait in PostgreSQL: the reconciler asks again.
+  await requestSend(ctx, deliveryIds, claimed.length ? new Map(claimed.map((delivery) => [delivery.id, delivery])) : undefined);
   if (silenced) ctx.metrics?.silenced(silenced);
   const matched = new Set(created.map((m) => `${m.ruleId}|${m.organizationId}|${m.eventId}`)).size;
   return { events: eventCount, matches: matched, silenced, immediate: deliveryIds.length };

@@ -1,13 +1,17 @@
+import { releaseDeliveries, type ClaimedDelivery } from '@notify/db';
 import type { PipelineContext } from '../context';
 
 /**
  * Asks for the e-mails of deliveries just made: this process's sender takes what it can (SendHere),
- * the send queue the rest. Should asking fail (Redis away), the deliveries wait as pending in
- * PostgreSQL and the reconciler asks again; so does it for any a process took and did not send
- * (the process killed).
+ * the send queue the rest. `claimed`: those made claimed for this process's sender
+ * (RecordMatchesOptions.claim); any it declines is given back (pending) before the queue gets it,
+ * as a claimed delivery would be skipped by a job's claim until the claim timeout. Should asking
+ * fail (Redis away), the deliveries wait in PostgreSQL and the reconciler asks again; so does it
+ * for any a process took and did not send (the process killed).
  */
-export async function requestSend(ctx: PipelineContext, deliveryIds: readonly string[]): Promise<void> {
+export async function requestSend(ctx: PipelineContext, deliveryIds: readonly string[], claimed?: ReadonlyMap<string, ClaimedDelivery>): Promise<void> {
   if (!deliveryIds.length) return;
-  const declined = ctx.sendHere ? ctx.sendHere(deliveryIds) : deliveryIds;
+  const declined = ctx.sendHere ? ctx.sendHere.take(deliveryIds, claimed) : deliveryIds;
+  if (claimed?.size) await releaseDeliveries(ctx.db, declined.filter((id) => claimed.has(id)));
   await ctx.queues.requestSend(declined);
 }

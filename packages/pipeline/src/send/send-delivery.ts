@@ -187,6 +187,12 @@ export interface SendManyOptions {
   stopping?: () => boolean;
   /** Told each delivery's outcome as it comes. */
   onOutcome?: (deliveryId: string, outcome: SendOutcome) => void;
+  /**
+   * Deliveries of the list already claimed for this sender (by the statement that made them:
+   * RecordMatchesOptions.claim), as a claim would answer them: taken as claimed at the call, so a
+   * turn that waits too long gives them back as it would its own claims.
+   */
+  claimed?: ReadonlyMap<string, ClaimedDelivery>;
 }
 
 export interface SendManyResult {
@@ -199,8 +205,8 @@ export interface SendManyResult {
 
 /**
  * Sends a list of deliveries (a send job's, or those this process made), at most `slots` e-mails at
- * once in the process. Each is claimed first (pending → sending, attempts + 1), so a delivery already
- * sent or cancelled is never sent again, and one being sent is not sent alongside, whichever process
+ * once in the process. Each is claimed first (pending → sending, attempts + 1), unless the statement
+ * that made it claimed it for this sender (`claimed`), so a delivery already sent or cancelled is never sent again, and one being sent is not sent alongside, whichever process
  * or retry asks; the Message-ID is the delivery's own, the same on every attempt. A failed attempt
  * is recorded (pending again for a transient failure, failed for a permanent one or `finalAttempt`);
  * a server that cannot be reached at all is not the message's failure: the delivery goes back to
@@ -218,6 +224,7 @@ export interface SendManyResult {
  */
 export async function sendDeliveries(ctx: SendContext, deliveryIds: readonly string[], options: SendManyOptions): Promise<SendManyResult> {
   const sender = senderOf(ctx);
+  const claimedAt = Date.now();
   const claimTimeoutMs = ctx.claimTimeoutMs ?? 30_000;
   /** Claims made ahead and not started yet, by delivery: when asked for, and once put back, the putting back. */
   const ahead = new Map<string, { claim: Promise<ClaimedDelivery | undefined>; at: number; putBack?: Promise<void> }>();
@@ -243,10 +250,11 @@ export async function sendDeliveries(ctx: SendContext, deliveryIds: readonly str
       // Another list of this process has it (or this one twice): its turn here is skipped.
       if (sender.inProcess.has(id)) continue;
       sender.inProcess.add(id);
+      const made = options.claimed?.get(id);
       // A failed claim is this delivery's outcome, when its turn comes.
-      const claim = sender.claims.submit(id);
+      const claim = made ? Promise.resolve(made) : sender.claims.submit(id);
       claim.catch(() => {});
-      ahead.set(id, { claim, at: Date.now() });
+      ahead.set(id, { claim, at: made ? claimedAt : Date.now() });
     }
     if (claimedTo > from + 1) {
       sweep ??= setInterval(() => {

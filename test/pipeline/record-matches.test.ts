@@ -121,7 +121,7 @@ describe('recordMatches and noticeFindings answer for each row given, in order',
     expect(again).toEqual({ matches: [], deliveryIds: [], claimed: [] });
   });
 
-  it('with claim, makes each delivery claimed (sending, one attempt) and answers it as claimDeliveries would', async () => {
+  it('with claimUpTo, makes that many deliveries claimed (sending, one attempt) and answers each as claimDeliveries would', async () => {
     const rule = randomUUID();
     const members = [randomUUID(), randomUUID()];
     await db.pool.query(`INSERT INTO notification_rules (id, organization_id, name, scope) VALUES ($1, $2, 'claimed at once', 'asset_dns_changed')`, [rule, org]);
@@ -132,7 +132,7 @@ describe('recordMatches and noticeFindings answer for each row given, in order',
     await db.pool.query(`INSERT INTO notification_rule_members (rule_id, team_member_id) SELECT $1, unnest($2::uuid[])`, [rule, members]);
     const now = new Date();
     const { deliveryIds, claimed } = await withTransaction(db, (tx) =>
-      recordMatches(tx, [], [match(rule, 'with "quote" and \\backslash', { periodKey: 'i9', deliverNow: true }), match(rule, 'plain', { periodKey: 'b9' })], now, { claim: true }));
+      recordMatches(tx, [], [match(rule, 'with "quote" and \\backslash', { periodKey: 'i9', deliverNow: true }), match(rule, 'plain', { periodKey: 'b9' })], now, { claimUpTo: 5 }));
     expect(deliveryIds).toHaveLength(2);
     expect(claimed.map((delivery) => delivery.id).sort()).toEqual([...deliveryIds].sort());
     const { rows } = await db.pool.query<{ status: string; attempts: number }>(`SELECT status::text, attempts FROM deliveries WHERE id = ANY($1::uuid[])`, [deliveryIds]);
@@ -149,5 +149,15 @@ describe('recordMatches and noticeFindings answer for each row given, in order',
     expect(byMember.get(members[0]!)).toMatchObject({ rule_name: 'claimed at once', timezone: 'Asia/Tokyo', member_name: 'Cee', bouncing: false, events_shown: 1, repeats: 0, test: false });
     expect(byMember.get(members[1]!)).toMatchObject({ bouncing: true, member_name: null });
     expect(JSON.parse(byMember.get(members[0]!)!.events)).toMatchObject([{ id: 'with "quote" and \\backslash', title: 't', asset: 'a.example' }]);
+
+    // Room for one: one of the two made claimed, the other pending for a claim of its own.
+    const { rows: [event] } = await db.pool.query<{ received_at: Date }>(
+      `INSERT INTO events (organization_id, id, scope, occurred_at, asset, title) VALUES ($1, 'room for one', 'asset_dns_changed', now(), 'a.example', 't') RETURNING received_at`, [org]);
+    const one = await withTransaction(db, (tx) =>
+      recordMatches(tx, [], [{ ...match(rule, 'room for one', { periodKey: 'i10', deliverNow: true }), eventReceivedAt: event!.received_at }], now, { claimUpTo: 1 }));
+    expect(one.deliveryIds).toHaveLength(2);
+    expect(one.claimed.map((delivery) => delivery.id)).toHaveLength(1);
+    const statuses = await db.pool.query<{ id: string; status: string; attempts: number }>(`SELECT id, status::text, attempts FROM deliveries WHERE id = ANY($1::uuid[])`, [one.deliveryIds]);
+    expect(statuses.rows.map((row) => row.id === one.claimed[0]!.id ? ['claimed', row.status, row.attempts] : ['not', row.status, row.attempts]).sort()).toEqual([['claimed', 'sending', 1], ['not', 'pending', 0]]);
   });
 });

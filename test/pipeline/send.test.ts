@@ -252,7 +252,7 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
         `INSERT INTO events (organization_id, id, scope, occurred_at, asset, title) VALUES ($1, $2, 'asset_dns_changed', now(), 'a.example', $2) RETURNING received_at`, [org, event]);
       const now = new Date();
       const match = { ruleId: rule, organizationId: org, eventId: event, eventReceivedAt: rows[0]!.received_at, periodKey: `i-${event}`, dueAt: now, deliverNow: true };
-      const { claimed } = await withTransaction(db, (tx) => recordMatches(tx, [], [match], now, { claim: true }));
+      const { claimed } = await withTransaction(db, (tx) => recordMatches(tx, [], [match], now, { claimUpTo: 1 }));
       expect(claimed).toHaveLength(1);
       return { ...claimed[0]!, title: event };
     };
@@ -268,7 +268,7 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
     expect(await row(delivery.id)).toEqual({ status: 'sent', attempts: 1 });
 
     const declined = await claimedDelivery();
-    const full = { ...ctx, sendHere: { take: (ids: readonly string[]) => [...ids], open: () => true } };
+    const full = { ...ctx, sendHere: { take: (ids: readonly string[]) => [...ids], room: () => 0 } };
     await requestSend(full, [declined.id], new Map([[declined.id, declined]]));
     expect(await row(declined.id)).toEqual({ status: 'pending', attempts: 0 });
     expect(await ctx.queues.send.getJob(`send.${declined.id}`)).toBeDefined();

@@ -119,7 +119,7 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
   // With the send role, the deliveries this process makes are sent here first (InProcessSending, made below).
   let sendingHere: InProcessSending | undefined;
   const sendHere: SendHere | undefined = roles.includes('send')
-    ? { take: (deliveryIds, claimed) => sendingHere?.take(deliveryIds, claimed) ?? [...deliveryIds], open: () => sendingHere?.open() ?? false }
+    ? { take: (deliveryIds, claimed) => sendingHere?.take(deliveryIds, claimed) ?? [...deliveryIds], room: () => sendingHere?.room() ?? 0 }
     : undefined;
   const pipeline: PipelineContext = { db, queues, now, instantCoalesceMs: config.pipeline.instantCoalesceMs, metrics: metrics?.pipeline, sendHere };
   // Checked before any connection is made.

@@ -33,8 +33,8 @@ export interface SendHere {
    * caller's to give back. It never throws.
    */
   take(deliveryIds: readonly string[], claimed?: ReadonlyMap<string, ClaimedDelivery>): string[];
-  /** Whether it takes deliveries now (not full, closing or paused): whether a statement about to make some should make them claimed for it. */
-  open(): boolean;
+  /** How many deliveries it takes now (none when closing or paused): as many as a statement about to make some may make claimed for it. */
+  room(): number;
 }
 
 /** What the pipeline's use cases need; processes build one and pass it in. */

@@ -191,23 +191,23 @@ describe('InProcessSending', () => {
     expect(here.take(['g'])).toEqual([]);
   });
 
-  it('says whether it takes deliveries now, and hands on those made claimed for it', async () => {
+  it('says how many deliveries it takes now, and hands on those made claimed for it', async () => {
     const { calls, send } = heldSend();
     const pause = { active: false };
-    const here = new InProcessSending(send, capturedLogger().logger, pause, 2);
-    expect(here.open()).toBe(true);
+    const here = new InProcessSending(send, capturedLogger().logger, pause, 3);
+    expect(here.room()).toBe(3);
     const claimed = new Map([['a', { id: 'a' } as ClaimedDelivery]]);
     expect(here.take(['a', 'b'], claimed)).toEqual([]);
     expect(calls[0]!.claimed).toBe(claimed);
-    // Full, paused or closing: a statement about to make deliveries should not make them claimed for it.
-    expect(here.open()).toBe(false);
+    expect(here.room()).toBe(1);
     calls[0]!.finish();
-    await expect.poll(() => here.open()).toBe(true);
+    await expect.poll(() => here.room()).toBe(3);
+    // Paused or closing: none, so a statement about to make deliveries makes none claimed for it.
     pause.active = true;
-    expect(here.open()).toBe(false);
+    expect(here.room()).toBe(0);
     pause.active = false;
     await here.close();
-    expect(here.open()).toBe(false);
+    expect(here.room()).toBe(0);
   });
 
   it('declines everything while sending is paused (the SMTP server away): the paused queue holds them', () => {

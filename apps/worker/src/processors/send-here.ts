@@ -36,16 +36,15 @@ export class InProcessSending extends InProcessWork {
     return this.deliveries;
   }
 
-  /** Whether it takes deliveries now: not closing, sending not paused, and room for one at least. */
-  readonly open = (): boolean => !this.closed && !this.pause?.active && this.deliveries < this.maxDeliveries;
+  /** How many deliveries it takes now: none when closing or while sending is paused. */
+  readonly room = (): number => (this.closed || this.pause?.active ? 0 : Math.max(0, this.maxDeliveries - this.deliveries));
 
   /**
    * Takes what it can of `deliveryIds`; returns those it declines, for the send queue. `claimed`:
    * those of them made claimed for this sender, sent without a claim of their own (SendHere).
    */
   readonly take = (deliveryIds: readonly string[], claimed?: ReadonlyMap<string, ClaimedDelivery>): string[] => {
-    if (this.closed || this.pause?.active) return [...deliveryIds];
-    const room = Math.max(0, this.maxDeliveries - this.deliveries);
+    const room = this.room();
     const taken = deliveryIds.slice(0, room);
     if (!taken.length) return [...deliveryIds];
     const count = taken.length;

@@ -135,19 +135,21 @@ export const joinedName = (name: string, join: MembersJoin): string => (join ===
  * kept plan made while the deliveries were few read them whole for it (5 ms a call at 3,000).
  * Callers hold the rule's row, so no other transaction adds the same key meanwhile.
  *
- * `claim`, an SQL boolean: when true, the deliveries are made claimed for their sender (`sending`,
- * their first attempt counted, as claimDeliveries would leave them) and return what a claim reads
- * of its row (CLAIMED_DELIVERY_COLUMNS): the sender of this process takes them without claiming.
+ * `claimUpTo`, an SQL integer: that many of the deliveries (the first made) are made claimed for
+ * their sender (`sending`, their first attempt counted, as claimDeliveries would leave them), and
+ * every one returns its status and what a claim reads of its row (CLAIMED_DELIVERY_COLUMNS): the
+ * sender of this process takes those without claiming them.
  */
-export const deliveriesInsert = (keys: 'any' | 'fresh', claim?: string): string => `INSERT INTO deliveries (id, rule_id, team_member_id, email, period_key, event_count, first_event_at, time_zone, zone_since${claim ? ', status, attempts' : ''})
-     SELECT gen_random_uuid(), b.rule_id, b.member_id, b.email, b.period_key, b.event_count, b.first_event_at, b.zone, b.zone_since${claim ? `,
-            CASE WHEN ${claim} THEN 'sending'::delivery_status ELSE 'pending'::delivery_status END, CASE WHEN ${claim} THEN 1 ELSE 0 END` : ''}
+export const deliveriesInsert = (keys: 'any' | 'fresh', claimUpTo?: string): string => `INSERT INTO deliveries (id, rule_id, team_member_id, email, period_key, event_count, first_event_at, time_zone, zone_since${claimUpTo ? ', status, attempts' : ''})
+     SELECT gen_random_uuid(), b.rule_id, b.member_id, b.email, b.period_key, b.event_count, b.first_event_at, b.zone, b.zone_since${claimUpTo ? `,
+            CASE WHEN row_number() OVER () <= ${claimUpTo} THEN 'sending'::delivery_status ELSE 'pending'::delivery_status END,
+            CASE WHEN row_number() OVER () <= ${claimUpTo} THEN 1 ELSE 0 END` : ''}
        FROM batches b
       WHERE b.quiet_until IS NULL${keys === 'fresh' ? '' : `
         AND NOT EXISTS (SELECT 1 FROM deliveries d
                          WHERE d.rule_id = b.rule_id AND d.team_member_id = b.member_id AND d.period_key = b.period_key)`}
      ON CONFLICT DO NOTHING
-     RETURNING id, rule_id::text AS rule_id${claim ? ', team_member_id, email, period_key, attempts, first_event_at, time_zone' : ''}`;
+     RETURNING id, rule_id::text AS rule_id${claimUpTo ? ', status, team_member_id, email, period_key, attempts, first_event_at, time_zone' : ''}`;
 
 /**
  * Turns the pending matches of (rule, period) pairs into deliveries, one per member, in one

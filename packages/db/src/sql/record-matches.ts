@@ -28,20 +28,22 @@ export interface NewMatch {
 export interface RecordedMatches {
   matches: NewMatch[];
   deliveryIds: string[];
-  /** With `claim`: every delivery of deliveryIds, made claimed, as claimDeliveries would answer it. Otherwise empty. */
+  /** The deliveries of deliveryIds made claimed (`claimUpTo`), as claimDeliveries would answer them. */
   claimed: ClaimedDelivery[];
 }
 
 export interface RecordMatchesOptions {
   /**
-   * Make the deliveries claimed for this process's sender (`sending`, their first attempt counted)
-   * and answer them as claimDeliveries would (RecordedMatches.claimed), so that sending them costs
-   * no claim statement of its own: an instant alert's claim was a second write of its delivery's
-   * row (its five indexes again) and a round trip, about a sixth of PostgreSQL's CPU an event at
-   * 200 single-event requests a second. The caller must hand them to its sender, or give them back
+   * Make up to this many of the deliveries claimed for this process's sender (`sending`, their
+   * first attempt counted) and answer them as claimDeliveries would (RecordedMatches.claimed), so
+   * that sending them costs no claim statement of its own: an instant alert's claim was a second
+   * write of its delivery's row (its five indexes again) and a round trip, about a sixth of
+   * PostgreSQL's CPU an event at 200 single-event requests a second. As many as the sender has room
+   * for: it sends them as they come. The caller must hand them to its sender, or give them back
    * (releaseDeliveries): a delivery left claimed is taken for abandoned only after the claim timeout.
+   * Default 0.
    */
-  claim?: boolean;
+  claimUpTo?: number;
 }
 
 /** A row of recordMatches' statement: its answer (on every row), and one claimed delivery, if any (its id null otherwise). */
@@ -56,7 +58,7 @@ type RecordRow = { recorded: string | null; deliveries: string | null } & ({ id:
  * the same statement (createDeliveries' CTEs, quiet hours included): no second statement takes it
  * from pending, and its row is written once. The caller holds those matches' rules' rows. Returns
  * the matches this call recorded (those given, status filled in: `pending` for one delivered now,
- * as asked) and the ids of the deliveries made, with `claim` those deliveries claimed as well.
+ * as asked) and the ids of the deliveries made, with those of them made claimed (`claimUpTo`).
  */
 export async function recordMatches(
   tx: Transaction,
@@ -96,13 +98,13 @@ export async function recordMatches(
        SELECT rule_id, period_key, organization_id, event_id, event_received_at, audience, created_at, status
          FROM recorded WHERE status::text IN ('delivered', 'dropped')
      ), ${deliveriesFromTaken('$10::timestamptz', join)}, inserted AS (
-     ${deliveriesInsert('fresh', '$15::boolean')}
+     ${deliveriesInsert('fresh', '$15::int')}
      ), claimed AS (
-       -- The deliveries made claimed ($15) with what a claim reads of their rule and organization.
+       -- The deliveries made claimed (up to $15) with what a claim reads of their rule and organization.
        SELECT d.id, d.rule_id, d.team_member_id, d.email, d.period_key, d.attempts, d.first_event_at, d.time_zone,
               r.name AS rule_name, r.scope, r.frequency, o.name AS organization_name, o.timezone, NULL::jsonb AS test_event
          FROM inserted d JOIN notification_rules r ON r.id = d.rule_id::uuid JOIN organizations o ON o.id = r.organization_id
-        WHERE $15::boolean
+        WHERE d.status = 'sending'
      ), answer AS (
        SELECT string_agg(CASE WHEN r.rule_id IS NULL THEN '0' ELSE '1' END, '' ORDER BY n.i) AS recorded,
               (SELECT string_agg(id::text, ',') FROM inserted) AS deliveries
@@ -140,7 +142,7 @@ export async function recordMatches(
       events.map((event) => event.id),
       events.map((event) => event.received_at),
       plainArray(matches.map((m) => (m.deliverNow ? 't' : 'f'))),
-      options.claim === true,
+      Math.max(0, Math.floor(options.claimUpTo ?? 0)),
     ],
   ));
   const taken = rowAnswers(rows[0]?.recorded, matches.length, 'recordMatches');

@@ -4,6 +4,7 @@ import type { PipelineContext } from '../context';
 import type { IndexedRule, RuleIndex } from '../rules/rule-index';
 import { PeriodCache } from './period-cache';
 import { requestSend } from '../send/request-send';
+import { CLAIM_AHEAD } from '../send/send-delivery';
 
 /** Per process: a period stays right until it ends, whichever job asks. */
 const periods = new PeriodCache();
@@ -164,8 +165,13 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
       }
     }
 
-    // Instant alerts this process sends are made claimed for its sender: no claim statement of their own.
-    const { matches: recorded, deliveryIds, claimed } = await recordMatches(tx, events, matches, now, { claim: ctx.sendHere?.open() === true });
+    // Instant alerts this process sends are made claimed for its sender: no claim statement of
+    // their own. As many as one claim statement takes (CLAIM_AHEAD), and its sender has room for:
+    // a transaction of a burst's hundreds would claim what the sender then declines (two
+    // transactions at once see the same room) and gives back, a write more each; those past it
+    // are claimed ahead of their turn as any list's.
+    const claimUpTo = Math.min(ctx.sendHere?.room() ?? 0, CLAIM_AHEAD);
+    const { matches: recorded, deliveryIds, claimed } = await recordMatches(tx, events, matches, now, { claimUpTo });
     const created = recorded.filter((m) => m.status === 'pending');
     const silenced = recorded.filter((m) => m.status === 'silenced').length;
     // Counted from what this transaction recorded: a retried job counts nothing twice.

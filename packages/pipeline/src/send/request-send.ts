@@ -11,7 +11,9 @@ import type { PipelineContext } from '../context';
  */
 export async function requestSend(ctx: PipelineContext, deliveryIds: readonly string[], claimed?: ReadonlyMap<string, ClaimedDelivery>): Promise<void> {
   if (!deliveryIds.length) return;
-  const declined = ctx.sendHere ? ctx.sendHere.take(deliveryIds, claimed) : deliveryIds;
+  // The claimed ones first: what the sender has no room for is better one it would claim itself.
+  const ordered = claimed?.size ? [...deliveryIds.filter((id) => claimed.has(id)), ...deliveryIds.filter((id) => !claimed.has(id))] : deliveryIds;
+  const declined = ctx.sendHere ? ctx.sendHere.take(ordered, claimed) : ordered;
   if (claimed?.size) await releaseDeliveries(ctx.db, declined.filter((id) => claimed.has(id)));
   await ctx.queues.requestSend(declined);
 }

@@ -177,7 +177,7 @@ export async function sendDelivery(ctx: SendContext, deliveryId: string, options
 }
 
 /** How many deliveries of a list sendDeliveries claims in one go, ahead of their turn. */
-const CLAIM_AHEAD = 16;
+export const CLAIM_AHEAD = 16;
 
 export interface SendManyOptions {
   /** The process's e-mails in flight (MAIL_CONCURRENCY), shared by every list it sends. */

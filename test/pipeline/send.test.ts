@@ -245,7 +245,7 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
     for (const id of ids) expect(await row(id)).toEqual({ status: 'sent', attempts: 1 });
   });
 
-  it('sends a delivery its statement made claimed without claiming it again; declined by this process, it goes back to pending for a job', async () => {
+  it('sends a delivery its statement made claimed without claiming it again; not started or declined, it goes back to pending', async () => {
     const claimedDelivery = async () => {
       const event = `claimed-${randomBytes(4).toString('hex')}`;
       const { rows } = await db.pool.query<{ received_at: Date }>(
@@ -266,6 +266,12 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
     expect(smtp.received.length - before).toBe(1);
     expect(smtp.received.at(-1)!.text).toContain(delivery.title);
     expect(await row(delivery.id)).toEqual({ status: 'sent', attempts: 1 });
+
+    // Its turn never comes (the process stopping, or the server away before it): back to pending, the attempt uncounted.
+    const stopped = await claimedDelivery();
+    const unstarted = await sendDeliveries(ctx, [stopped.id], { slots: new Slots(1), finalAttempt: false, stopping: () => true, claimed: new Map([[stopped.id, stopped]]) });
+    expect(unstarted.outcomes).toEqual([undefined]);
+    expect(await row(stopped.id)).toEqual({ status: 'pending', attempts: 0 });
 
     const declined = await claimedDelivery();
     const full = { ...ctx, sendHere: { take: (ids: readonly string[]) => [...ids], room: () => 0 } };

@@ -242,27 +242,37 @@ export async function sendDeliveries(ctx: SendContext, deliveryIds: readonly str
   // old enough meanwhile for another sender to take it for abandoned.
   const staleAfterMs = claimTimeoutMs / 3;
   let sweep: NodeJS.Timeout | undefined;
+  const startSweep = () => {
+    sweep ??= setInterval(() => {
+      for (const [deliveryId, entry] of ahead) {
+        if (!entry.putBack && Date.now() - entry.at > staleAfterMs) entry.putBack = putBack(deliveryId, entry.claim);
+      }
+    }, staleAfterMs);
+  };
+  // Those made claimed for this sender are in hand from the start, as claims made ahead of their
+  // turn: put back like them if their turn comes late or never (the server away, the process
+  // stopping), rather than left sending until the claim timeout.
+  for (const id of deliveryIds) {
+    const made = options.claimed?.get(id);
+    if (!made || sender.inProcess.has(id)) continue;
+    sender.inProcess.add(id);
+    ahead.set(id, { claim: Promise.resolve(made), at: claimedAt });
+  }
+  if (ahead.size) startSweep();
   /** Claims the deliveries from the one whose turn it is (the first not claimed yet) to CLAIM_AHEAD of them. */
   const claimAhead = (from: number) => {
     claimedTo = Math.min(deliveryIds.length, from + CLAIM_AHEAD);
     for (let i = from; i < claimedTo; i++) {
       const id = deliveryIds[i]!;
-      // Another list of this process has it (or this one twice): its turn here is skipped.
+      // Another list of this process has it (or this one twice, or it came claimed): its turn here is skipped.
       if (sender.inProcess.has(id)) continue;
       sender.inProcess.add(id);
-      const made = options.claimed?.get(id);
       // A failed claim is this delivery's outcome, when its turn comes.
-      const claim = made ? Promise.resolve(made) : sender.claims.submit(id);
+      const claim = sender.claims.submit(id);
       claim.catch(() => {});
-      ahead.set(id, { claim, at: made ? claimedAt : Date.now() });
+      ahead.set(id, { claim, at: Date.now() });
     }
-    if (claimedTo > from + 1) {
-      sweep ??= setInterval(() => {
-        for (const [deliveryId, entry] of ahead) {
-          if (!entry.putBack && Date.now() - entry.at > staleAfterMs) entry.putBack = putBack(deliveryId, entry.claim);
-        }
-      }, staleAfterMs);
-    }
+    if (claimedTo > from + 1) startSweep();
   };
   let unreachable: string | undefined;
   let settled: Array<PromiseSettledResult<SendOutcome | undefined>>;

@@ -60,6 +60,18 @@ export const CLAIMED_DELIVERY_COLUMNS = `c.id, c.rule_id, c.team_member_id, c.em
             c.test_event IS NOT NULL AS test`;
 
 /**
+ * A claimed delivery's events as a claim answers them (`events`, `event_ids`, `events_shown`): its
+ * matches `m` (of `from`, which has each event's keys, filtered by `where`) joined to their events,
+ * newest first, named as MAIL_EVENT_COLUMNS names them; at most `limit` (SQL) when given.
+ */
+export const claimedEvents = (from: string, where: string, limit?: string): string => `SELECT json_agg(e ORDER BY e."occurredAt" DESC, e.id)::text AS events, json_agg(e.id ORDER BY e."occurredAt" DESC, e.id)::text AS event_ids,
+                count(*)::int AS events_shown
+           FROM (SELECT ${MAIL_EVENT_COLUMNS} FROM ${from} m JOIN events e ON e.organization_id = m.organization_id AND e.id = m.event_id AND e.received_at = m.event_received_at
+                  WHERE ${where}${limit ? `
+                  ORDER BY e.occurred_at DESC, e.id
+                  LIMIT ${limit}` : ''}) e`;
+
+/**
  * Claims deliveries for sending (pending → sending, attempts + 1) and reads each one's period's
  * events, in one round trip for all of them. A delivery another sender claimed less than
  * `claimTimeoutMs` ago is left to it; an older claim is taken for abandoned (its process died).
@@ -89,12 +101,7 @@ export async function claimDeliveries(db: DatabaseHandle, deliveryIds: readonly 
             (SELECT count(*)::int FROM matches m WHERE m.rule_id = c.rule_id AND m.period_key = c.period_key AND m.status::text = 'repeat' AND ${MEMBERS_MATCH}) AS repeats
        FROM claimed c LEFT JOIN team_members t ON t.id = c.team_member_id
        LEFT JOIN LATERAL (
-         SELECT json_agg(e ORDER BY e."occurredAt" DESC, e.id)::text AS events, json_agg(e.id ORDER BY e."occurredAt" DESC, e.id)::text AS event_ids,
-                count(*)::int AS events_shown
-           FROM (SELECT ${MAIL_EVENT_COLUMNS} FROM matches m JOIN events e ON e.organization_id = m.organization_id AND e.id = m.event_id AND e.received_at = m.event_received_at
-                  WHERE m.rule_id = c.rule_id AND m.period_key = c.period_key AND m.status::text = 'delivered' AND ${MEMBERS_MATCH}
-                  ORDER BY e.occurred_at DESC, e.id
-                  LIMIT $3) e
+         ${claimedEvents('matches', `m.rule_id = c.rule_id AND m.period_key = c.period_key AND m.status::text = 'delivered' AND ${MEMBERS_MATCH}`, '$3')}
        ) p ON c.test_event IS NULL`,
     [deliveryIds, claimTimeoutMs, eventLimit],
   ));

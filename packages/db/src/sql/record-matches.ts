@@ -1,7 +1,6 @@
 import { clientOf, named, plainArray, rowAnswers, type Transaction } from '../client';
-import { CLAIMED_DELIVERY_COLUMNS, type ClaimedDelivery } from './claim-deliveries';
+import { CLAIMED_DELIVERY_COLUMNS, claimedEvents, type ClaimedDelivery } from './claim-deliveries';
 import { deliveriesFromTaken, deliveriesInsert, joinedName, membersJoinFor, TAKEN_STATUS } from './create-deliveries';
-import { MAIL_EVENT_COLUMNS } from './event-json';
 
 export interface NewMatch {
   ruleId: string;
@@ -120,11 +119,7 @@ export async function recordMatches(
          SELECT ${CLAIMED_DELIVERY_COLUMNS}, ev.events, ev.events_shown, ev.event_ids, 0 AS repeats
            FROM claimed c LEFT JOIN team_members t ON t.id = c.team_member_id
           CROSS JOIN LATERAL (
-            SELECT json_agg(e ORDER BY e."occurredAt" DESC, e.id)::text AS events, json_agg(e.id ORDER BY e."occurredAt" DESC, e.id)::text AS event_ids,
-                   count(*)::int AS events_shown
-              FROM (SELECT ${MAIL_EVENT_COLUMNS}
-                      FROM recipients m JOIN events e ON e.organization_id = m.organization_id AND e.id = m.event_id AND e.received_at = m.event_received_at
-                     WHERE m.rule_id = c.rule_id::uuid AND m.period_key = c.period_key AND m.member_id = c.team_member_id AND m.quiet_until IS NULL) e
+            ${claimedEvents('recipients', 'm.rule_id = c.rule_id::uuid AND m.period_key = c.period_key AND m.member_id = c.team_member_id AND m.quiet_until IS NULL')}
           ) ev
        ) x ON true`,
     [

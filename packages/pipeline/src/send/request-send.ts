@@ -4,7 +4,7 @@ import type { PipelineContext } from '../context';
 /**
  * Asks for the e-mails of deliveries just made: this process's sender takes what it can (SendHere),
  * the send queue the rest. `claimed`: those made claimed for this process's sender
- * (RecordMatchesOptions.claim); any it declines is given back (pending) before the queue gets it,
+ * (RecordMatchesOptions.claimUpTo); any it declines is given back (pending) before the queue gets it,
  * as a claimed delivery would be skipped by a job's claim until the claim timeout. Should asking
  * fail (Redis away), the deliveries wait in PostgreSQL and the reconciler asks again; so does it
  * for any a process took and did not send (the process killed).

@@ -189,7 +189,7 @@ export interface SendManyOptions {
   onOutcome?: (deliveryId: string, outcome: SendOutcome) => void;
   /**
    * Deliveries of the list already claimed for this sender (by the statement that made them:
-   * RecordMatchesOptions.claim), as a claim would answer them: taken as claimed at the call, so a
+   * RecordMatchesOptions.claimUpTo), as a claim would answer them: taken as claimed at the call, so a
    * turn that waits too long gives them back as it would its own claims.
    */
   claimed?: ReadonlyMap<string, ClaimedDelivery>;
@@ -206,8 +206,8 @@ export interface SendManyResult {
 /**
  * Sends a list of deliveries (a send job's, or those this process made), at most `slots` e-mails at
  * once in the process. Each is claimed first (pending → sending, attempts + 1), unless the statement
- * that made it claimed it for this sender (`claimed`), so a delivery already sent or cancelled is never sent again, and one being sent is not sent alongside, whichever process
- * or retry asks; the Message-ID is the delivery's own, the same on every attempt. A failed attempt
+ * that made it claimed it for this sender (`claimed`), so a delivery already sent or cancelled is
+ * never sent again, and one being sent is not sent alongside, whichever process or retry asks; the Message-ID is the delivery's own, the same on every attempt. A failed attempt
  * is recorded (pending again for a transient failure, failed for a permanent one or `finalAttempt`);
  * a server that cannot be reached at all is not the message's failure: the delivery goes back to
  * pending with its attempt uncounted, the deliveries after it do not start, and the caller pauses

@@ -96,13 +96,20 @@ export async function run(res: Resources): Promise<PartReport> {
   const cpuMs = await cpuSince(measuredCount, 1000);
   log(`CPU per event (ms): ours ${cpuMs.node}, PostgreSQL ${cpuMs.postgres}, Redis ${cpuMs.redis}; total ${round(cpuMs.node + cpuMs.postgres + cpuMs.redis, 2)}`);
   const latencies: number[] = [];
+  // From the request's start rather than its 202: a small request's events are matched before
+  // the 202 (in the transaction that stores them), so the 202 comes later and the e-mail sooner.
+  const endToEnd: number[] = [];
   let missing = 0;
   for (const [email, at202] of acceptedAt202) {
     const at = sink.acceptedAt.get(email);
     if (at === undefined) missing++;
-    else latencies.push(at - at202);
+    else {
+      latencies.push(at - at202);
+      endToEnd.push(at - sentAt.get(email)!);
+    }
   }
   latencies.sort((a, b) => a - b);
+  endToEnd.sort((a, b) => a - b);
   requestMs.sort((a, b) => a - b);
   const { rows: sent } = await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM deliveries WHERE status = 'sent'`);
   // Where the time goes, from the database's own clock: received → picked up by the matcher
@@ -130,7 +137,7 @@ export async function run(res: Resources): Promise<PartReport> {
   const p95 = percentile(latencies, 0.95);
   const p99 = percentile(latencies, 0.99);
   const ok = !timedOut && missing === 0 && errors.length === errorsBefore && latencies.length === measuredCount;
-  log(`202 → SMTP accept over ${latencies.length} events: p50 ${round(p50, 1)} ms, p95 ${round(p95, 1)} ms, p99 ${round(p99, 1)} ms, max ${round(latencies.at(-1) ?? NaN, 1)} ms; the ingest request itself p50 ${round(percentile(requestMs, 0.5), 1)} / p99 ${round(percentile(requestMs, 0.99), 1)} ms`);
+  log(`202 → SMTP accept over ${latencies.length} events: p50 ${round(p50, 1)} ms, p95 ${round(p95, 1)} ms, p99 ${round(p99, 1)} ms, max ${round(latencies.at(-1) ?? NaN, 1)} ms; the ingest request itself p50 ${round(percentile(requestMs, 0.5), 1)} / p99 ${round(percentile(requestMs, 0.99), 1)} ms; request sent → accept p50 ${round(percentile(endToEnd, 0.5), 1)} / p99 ${round(percentile(endToEnd, 0.99), 1)} ms`);
   return {
     measures: {
       instant_p50: limitMeasure('instant 202→accept p50', 'ms', p50, 30, ok),
@@ -159,6 +166,7 @@ export async function run(res: Resources): Promise<PartReport> {
       stages_ms: stages,
       cpu_ms_per_event: cpuMs,
       ingest_request_ms: { p50: round(percentile(requestMs, 0.5), 1), p99: round(percentile(requestMs, 0.99), 1) },
+      request_sent_to_accept_ms: { p50: round(percentile(endToEnd, 0.5), 1), p99: round(percentile(endToEnd, 0.99), 1) },
       emails_accepted: sink.accepted,
       missing_emails: missing,
       request_errors: errors.length - errorsBefore,

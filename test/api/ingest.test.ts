@@ -1,7 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SCOPES, SEVERITIES, ValidationFailed, type EventRecord, type Scope } from '@notify/core';
-import { createEventPublisher, ingestEvents, LINGER_PROBE_MS, STORE_LINGER_UNTIL, type IngestContext } from '@notify/pipeline';
+import type { UnmatchedEvent } from '@notify/db';
+import { createEventPublisher, ingestEvents, LINGER_PROBE_MS, MATCH_IN_STORE_UP_TO, STORE_LINGER_UNTIL, type IngestContext, type MatchInStore } from '@notify/pipeline';
 import { ADMIN_TOKEN, INGEST_TOKEN, startTestApp, type TestApp, type TestOrg } from '../support/app';
 import { pause } from '../support/wait';
 
@@ -596,6 +597,87 @@ describe('POST /v1/ingest/events (decisions §5)', () => {
       expect(await queued('asset_dns_changed')).toContainEqual([org.id, declined.id]);
       // Stored before either: what matchHere took and fails to match, the reconciler finds unmatched.
       expect((await rows([here.id, declined.id])).map((row) => row.matched_at)).toEqual([null, null]);
+    });
+
+    describe('matching in the transaction that stores the events (matchInStore)', () => {
+      const at = new Date('2026-11-20T10:00:00.000Z');
+      const platformEvent = (name: string, occurredAt: Date, scope: Scope = 'new_asset_added') =>
+        ({ id: newId(name), organizationId: org.id, scope, occurredAt, asset: `${name}.example.com`, title: 'New asset', data: { n: name } });
+      /** A matcher that records what it got, whether the events were visible outside its transaction then, and when its after-commit step ran. */
+      const recordingMatcher = (options: { fail?: Error; open?: boolean } = {}) => {
+        const seen: Array<{ events: UnmatchedEvent[]; visibleOutside: number }> = [];
+        const failures: Array<[unknown, number]> = [];
+        let finished = 0;
+        const matcher: MatchInStore = {
+          open: () => options.open ?? true,
+          now: () => at,
+          match: async (tx, events) => {
+            // Another connection cannot see them yet: they commit with their matches, or not at all.
+            seen.push({ events, visibleOutside: await count(events.map((event) => event.id)) });
+            if (options.fail) throw options.fail;
+            return () => {
+              finished++;
+            };
+          },
+          failed: (error, events) => failures.push([error, events]),
+        };
+        return { matcher, seen, failures, finished: () => finished };
+      };
+
+      it('stores a small batch marked matched, hands its events to the matcher oldest first, and publishes nothing', async () => {
+        const { matcher, seen, failures, finished } = recordingMatcher();
+        const newer = platformEvent('newer', new Date('2026-11-20T09:00:00Z'));
+        const older = platformEvent('older', new Date('2026-11-20T08:00:00Z'), 'asset_dns_changed');
+        const publisher = createEventPublisher(ctx({ matchInStore: matcher }));
+        expect(await publisher.publish([newer, older])).toEqual({ accepted: 2, duplicates: 0 });
+        expect(seen).toHaveLength(1);
+        expect(seen[0]!.visibleOutside).toBe(0);
+        expect(seen[0]!.events.map((event) => event.id)).toEqual([older.id, newer.id]);
+        // What lockUnmatchedEvents would have read of them.
+        expect(seen[0]!.events[0]).toMatchObject({ organization_id: org.id, scope: 'asset_dns_changed', asset: 'older.example.com', title: 'New asset', data: { n: 'older' }, tags: [] });
+        expect(typeof seen[0]!.events[0]!.received_at).toBe('string');
+        expect(finished()).toBe(1);
+        expect(failures).toEqual([]);
+        expect((await rows([newer.id, older.id])).map((row) => row.matched_at)).toEqual([at, at]);
+        expect(await queued('new_asset_added')).not.toContainEqual([org.id, newer.id]);
+        expect(await queued('asset_dns_changed')).not.toContainEqual([org.id, older.id]);
+        // A repeat is a duplicate, and is not matched again.
+        expect(await publisher.publish(newer)).toEqual({ accepted: 0, duplicates: 1 });
+        expect(seen).toHaveLength(1);
+      });
+
+      it('stores the events alone and publishes them when matching fails: nothing accepted is lost', async () => {
+        const failure = new Error('canceling statement due to statement timeout');
+        const { matcher, failures, finished } = recordingMatcher({ fail: failure });
+        const event = platformEvent('unmatched', new Date());
+        expect(await createEventPublisher(ctx({ matchInStore: matcher })).publish(event)).toEqual({ accepted: 1, duplicates: 0 });
+        expect(failures).toEqual([[failure, 1]]);
+        expect(finished()).toBe(0);
+        expect((await rows([event.id])).map((row) => row.matched_at)).toEqual([null]);
+        expect(await queued('new_asset_added')).toContainEqual([org.id, event.id]);
+      });
+
+      it('leaves a batch over MATCH_IN_STORE_UP_TO, and every batch once closing, to matchHere and the queues', async () => {
+        const big = recordingMatcher();
+        const events = Array.from({ length: MATCH_IN_STORE_UP_TO + 1 }, (_, i) => platformEvent(`big${i}`, new Date()));
+        expect(await createEventPublisher(ctx({ matchInStore: big.matcher })).publish(events)).toEqual({ accepted: events.length, duplicates: 0 });
+        const closed = recordingMatcher({ open: false });
+        const single = platformEvent('closing', new Date());
+        expect(await createEventPublisher(ctx({ matchInStore: closed.matcher })).publish(single)).toEqual({ accepted: 1, duplicates: 0 });
+        expect([big.seen, closed.seen]).toEqual([[], []]);
+        const queuedNow = await queued('new_asset_added');
+        expect(queuedNow).toContainEqual([org.id, events[0]!.id]);
+        expect(queuedNow).toContainEqual([org.id, single.id]);
+      });
+
+      it('refuses an unknown organization as ever, storing nothing of the call', async () => {
+        const { matcher, failures } = recordingMatcher();
+        const good = platformEvent('good', new Date());
+        const call = createEventPublisher(ctx({ matchInStore: matcher })).publish([good, { ...platformEvent('stranger', new Date()), organizationId: randomUUID() }]);
+        await expect(call).rejects.toMatchObject({ parameters: [{ param: 'events[1].organization_id', details: [expect.stringMatching(/^Invalid pk/)] }] });
+        expect(failures).toEqual([]);
+        expect(await count([good.id])).toBe(0);
+      });
     });
 
     it('does nothing for no events', async () => {

@@ -55,6 +55,36 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
     expect(rows[0].n).toBe(0);
   });
 
+  it('matches a small request\'s events in the transaction that stores them, and e-mails them once', async () => {
+    const org = await t.p.createOrg();
+    const member = org.members[0]!;
+    await t.p.createRule(org.key, { name: 'As stored', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
+    const matcher = t.p.process.runtime.matchInStore!;
+    const match = vi.spyOn(matcher, 'match');
+    const failed = vi.spyOn(matcher, 'failed');
+    try {
+      const event = makeEvent(org.id, { title: 'matched as stored' });
+      await ingest([event]);
+      expect(match).toHaveBeenCalledTimes(1);
+      expect(match.mock.calls[0]![1].map((stored) => stored.id)).toEqual([event.id]);
+      expect(failed).not.toHaveBeenCalled();
+      const [mail] = await waitForMails(member.email, 1);
+      expect(mail!.html).toContain('matched as stored');
+      await waitUntilSettled(t.p.db);
+      const { rows } = await t.p.db.pool.query(
+        `SELECT e.matched_at IS NOT NULL AS matched, m.status::text AS match, d.status::text AS delivery, d.attempts
+           FROM events e JOIN matches m ON m.organization_id = e.organization_id AND m.event_id = e.id JOIN deliveries d ON d.rule_id = m.rule_id AND d.period_key = m.period_key
+          WHERE e.organization_id = $1`,
+        [org.id],
+      );
+      expect(rows).toEqual([{ matched: true, match: 'delivered', delivery: 'sent', attempts: 1 }]);
+      expect(mailsTo(member.email)).toHaveLength(1);
+    } finally {
+      match.mockRestore();
+      failed.mockRestore();
+    }
+  });
+
   it('sends the e-mails of the deliveries it makes in the same process, without a send job, when it runs the send role too', async () => {
     const org = await t.p.createOrg();
     const member = org.members[0]!;

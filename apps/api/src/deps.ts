@@ -3,7 +3,7 @@ import type { Config } from '@notify/config';
 import { createDatabase, type Database } from '@notify/db';
 import { createLogger, createMetrics, type Logger, type Metrics } from '@notify/observability';
 import { createRedis, Queues, redisChannels } from '@notify/queues';
-import { createRuleChangeAnnouncer, type MatchHere, type PipelineContext, type RuleChangeAnnouncer, type SendHere } from '@notify/pipeline';
+import { createRuleChangeAnnouncer, type MatchHere, type MatchInStore, type PipelineContext, type RuleChangeAnnouncer, type SendHere } from '@notify/pipeline';
 import { RuleListCache } from './routes/notification-rules/list-cache';
 
 /** What the HTTP app needs from the outside world, built once per process. */
@@ -21,6 +21,8 @@ export interface AppDeps {
   roles?: { names: string[]; isReady(): boolean; checks?: Record<string, () => Promise<unknown>> };
   /** Set when this process runs the match role too: ingest hands its events there rather than to the match queues. */
   matchHere?: MatchHere;
+  /** Set with matchHere: small batches of ingested events are matched in the transaction that stores them. */
+  matchInStore?: MatchInStore;
   /** Set when this process runs the send role too: the deliveries the API makes (a flush, a test send) are sent here rather than by send jobs. */
   sendHere?: SendHere;
   logger: Logger;

@@ -60,6 +60,7 @@ export async function startProcess(
   deps.roles = { names: runtime.roles, isReady: () => runtime.isReady(), checks: runtime.checks };
   // With the match role here too, ingested events are matched in this process, without a job.
   deps.matchHere = runtime.matchHere;
+  deps.matchInStore = runtime.matchInStore;
   // With the send role here too, what the API delivers (a flush, a test send) is sent in this process, without a job.
   deps.sendHere = runtime.sendHere;
 

@@ -14,6 +14,7 @@ import {
   RuleIndex,
   subscribeToRuleChanges,
   type MatchHere,
+  type MatchInStore,
   type PipelineContext,
   type SendContext,
   type SendHere,
@@ -43,6 +44,8 @@ export interface WorkerRuntime {
   mailTransport: MailTransport | undefined;
   /** With the match role: matches the events this process ingests without a job (the API's ingest hands them here). */
   matchHere: MatchHere | undefined;
+  /** With the match role: matches small batches of the events this process ingests in the transaction that stores them. */
+  matchInStore: MatchInStore | undefined;
   /** With the send role: sends the deliveries this process makes without a job (the API's flushes and test sends hand them here). */
   sendHere: SendHere | undefined;
   /** Whether every started role is running (for readiness). */
@@ -156,7 +159,7 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
     };
   }
   const sendPause = new OutagePause(1000, config.pipeline.sendOutageMaxPauseMs);
-  const { jobs: processors, match, deliver, send: sendInProcess } = createProcessors({ pipeline, index, send, sendPause, matchTransactions: config.pipeline.matchConcurrency, mailConcurrency: config.pipeline.sendConcurrency });
+  const { jobs: processors, match, matchStored, deliver, send: sendInProcess } = createProcessors({ pipeline, index, send, sendPause, matchTransactions: config.pipeline.matchConcurrency, mailConcurrency: config.pipeline.sendConcurrency });
   const checks: Record<string, () => Promise<unknown>> = {};
   const start = <T>(name: string, processor: Processor<T>, concurrency: number, extra: Partial<WorkerOptions> = {}) => {
     // Every line about a job carries its id and queue.
@@ -186,7 +189,7 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
     }, redisChannels(config.queuePrefix).rulesChanged);
     stops.push(every(config.pipeline.ruleResyncMs, () => index.loadAll(db), logger, 'rule resync'));
     for (const name of QUEUE_NAMES.match) start(name, processors.match, config.pipeline.matchConcurrency);
-    const matching = new InProcessMatching(match, logger);
+    const matching = new InProcessMatching(match, logger, undefined, matchStored);
     metrics?.trackInProcess('match', () => matching.pending);
     matchHere = matching;
     logger.info({ rules: index.size }, 'match role started');
@@ -244,6 +247,7 @@ export async function startWorkerRoles(options: WorkerRuntimeOptions): Promise<W
     index,
     mailTransport: transport,
     matchHere: matchHere?.take,
+    matchInStore: matchHere?.inStore,
     sendHere,
     isReady: () => !closed && workers.every((worker) => worker.isRunning()),
     checks,

@@ -6,7 +6,7 @@ export { Slots } from './slots';
 export * from './ingest';
 export { RuleIndex, type IndexedRule } from './rules/rule-index';
 export { createRuleChangeAnnouncer, subscribeToRuleChanges, type RuleChange, type RuleChangeAnnouncer } from './rules/rule-changes';
-export { matchEvents, type MatchResult } from './match/match-events';
+export { matchEvents, matchStoredEvents, type MatchResult } from './match/match-events';
 export { DUE_PERIODS_PAGE, requestDuePeriods, scheduleTick, type DeliverHere, type DeliveringHere, type DuePeriod } from './schedule/due-periods';
 export { deliverPeriods } from './deliver/deliver';
 export { flushRule } from './deliver/flush-rule';

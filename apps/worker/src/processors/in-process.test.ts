@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { ClaimedDelivery } from '@notify/db';
+import type { ClaimedDelivery, Transaction, UnmatchedEvent } from '@notify/db';
 import type { DuePeriod, MatchResult } from '@notify/pipeline';
 import { createLogger } from '@notify/observability';
 import { InProcessDelivery } from './deliver-here';
@@ -73,6 +73,68 @@ describe('InProcessMatching', () => {
     calls[0]!.finish();
     await closing;
     expect(here.pending).toBe(0);
+  });
+
+  describe('inStore: matching in the transaction that stores the events', () => {
+    /** matchStoredEvents as the store transaction calls it, whose after-commit work finishes when the test says so. */
+    function heldStored() {
+      const finishes: Array<(error?: Error) => void> = [];
+      const at = new Date('2026-11-29T09:00:00Z');
+      const stored = {
+        now: () => at,
+        match: async () => () =>
+          new Promise<MatchResult>((resolve, reject) => {
+            finishes.push((error) => (error ? reject(error) : resolve(RESULT)));
+          }),
+      };
+      return { finishes, stored, at };
+    }
+    const tx = {} as Transaction;
+    const events = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `event-${i}` }) as UnmatchedEvent);
+
+    it('is there only when given matchStoredEvents, with its clock', () => {
+      expect(new InProcessMatching(heldMatch().match, capturedLogger().logger, 10).inStore).toBeUndefined();
+      const { stored, at } = heldStored();
+      expect(new InProcessMatching(heldMatch().match, capturedLogger().logger, 10, stored).inStore!.now()).toEqual(at);
+    });
+
+    it('runs what follows the commit in the background, counted as pending, and close waits for it and closes inStore', async () => {
+      const { finishes, stored } = heldStored();
+      const here = new InProcessMatching(heldMatch().match, capturedLogger().logger, 10, stored);
+      const inStore = here.inStore!;
+      expect(inStore.open()).toBe(true);
+      const committed = await inStore.match(tx, events(3), new Date());
+      // Nothing runs before the commit.
+      expect([finishes.length, here.pending]).toEqual([0, 0]);
+      committed();
+      expect([finishes.length, here.pending]).toEqual([1, 3]);
+      let closed = false;
+      const closing = here.close().then(() => {
+        closed = true;
+      });
+      expect(inStore.open()).toBe(false);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(closed).toBe(false);
+      finishes[0]!();
+      await closing;
+      expect(here.pending).toBe(0);
+    });
+
+    it('logs what failed: the match in the store transaction (stored alone then), or sending after its commit (the reconciler sends it)', async () => {
+      const { finishes, stored } = heldStored();
+      const { lines, logger } = capturedLogger();
+      const here = new InProcessMatching(heldMatch().match, logger, 10, stored);
+      here.inStore!.failed(new Error('deadlock detected'), 2);
+      (await here.inStore!.match(tx, events(1), new Date()))();
+      finishes[0]!(new Error('Connection is closed.'));
+      await expect.poll(() => here.pending).toBe(0);
+      const warnings = lines.filter((line) => line.level === 40);
+      expect(warnings).toMatchObject([
+        { events: 2, msg: expect.stringContaining('stored alone') },
+        { events: 1, msg: expect.stringContaining('reconciler') },
+      ]);
+      expect(JSON.stringify(warnings.map((warning) => warning.err))).toMatch(/deadlock detected.*Connection is closed/);
+    });
   });
 });
 
@@ -164,6 +226,68 @@ describe('InProcessDelivery', () => {
     await closing;
     expect(here.pending).toBe(0);
   });
+
+  describe('inStore: matching in the transaction that stores the events', () => {
+    /** matchStoredEvents as the store transaction calls it, whose after-commit work finishes when the test says so. */
+    function heldStored() {
+      const finishes: Array<(error?: Error) => void> = [];
+      const at = new Date('2026-11-29T09:00:00Z');
+      const stored = {
+        now: () => at,
+        match: async () => () =>
+          new Promise<MatchResult>((resolve, reject) => {
+            finishes.push((error) => (error ? reject(error) : resolve(RESULT)));
+          }),
+      };
+      return { finishes, stored, at };
+    }
+    const tx = {} as Transaction;
+    const events = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `event-${i}` }) as UnmatchedEvent);
+
+    it('is there only when given matchStoredEvents, with its clock', () => {
+      expect(new InProcessMatching(heldMatch().match, capturedLogger().logger, 10).inStore).toBeUndefined();
+      const { stored, at } = heldStored();
+      expect(new InProcessMatching(heldMatch().match, capturedLogger().logger, 10, stored).inStore!.now()).toEqual(at);
+    });
+
+    it('runs what follows the commit in the background, counted as pending, and close waits for it and closes inStore', async () => {
+      const { finishes, stored } = heldStored();
+      const here = new InProcessMatching(heldMatch().match, capturedLogger().logger, 10, stored);
+      const inStore = here.inStore!;
+      expect(inStore.open()).toBe(true);
+      const committed = await inStore.match(tx, events(3), new Date());
+      // Nothing runs before the commit.
+      expect([finishes.length, here.pending]).toEqual([0, 0]);
+      committed();
+      expect([finishes.length, here.pending]).toEqual([1, 3]);
+      let closed = false;
+      const closing = here.close().then(() => {
+        closed = true;
+      });
+      expect(inStore.open()).toBe(false);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(closed).toBe(false);
+      finishes[0]!();
+      await closing;
+      expect(here.pending).toBe(0);
+    });
+
+    it('logs what failed: the match in the store transaction (stored alone then), or sending after its commit (the reconciler sends it)', async () => {
+      const { finishes, stored } = heldStored();
+      const { lines, logger } = capturedLogger();
+      const here = new InProcessMatching(heldMatch().match, logger, 10, stored);
+      here.inStore!.failed(new Error('deadlock detected'), 2);
+      (await here.inStore!.match(tx, events(1), new Date()))();
+      finishes[0]!(new Error('Connection is closed.'));
+      await expect.poll(() => here.pending).toBe(0);
+      const warnings = lines.filter((line) => line.level === 40);
+      expect(warnings).toMatchObject([
+        { events: 2, msg: expect.stringContaining('stored alone') },
+        { events: 1, msg: expect.stringContaining('reconciler') },
+      ]);
+      expect(JSON.stringify(warnings.map((warning) => warning.err))).toMatch(/deadlock detected.*Connection is closed/);
+    });
+  });
 });
 
 /** A send that finishes when the test says so. */
@@ -250,5 +374,67 @@ describe('InProcessSending', () => {
     calls[0]!.finish();
     await closing;
     expect(here.pending).toBe(0);
+  });
+
+  describe('inStore: matching in the transaction that stores the events', () => {
+    /** matchStoredEvents as the store transaction calls it, whose after-commit work finishes when the test says so. */
+    function heldStored() {
+      const finishes: Array<(error?: Error) => void> = [];
+      const at = new Date('2026-11-29T09:00:00Z');
+      const stored = {
+        now: () => at,
+        match: async () => () =>
+          new Promise<MatchResult>((resolve, reject) => {
+            finishes.push((error) => (error ? reject(error) : resolve(RESULT)));
+          }),
+      };
+      return { finishes, stored, at };
+    }
+    const tx = {} as Transaction;
+    const events = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `event-${i}` }) as UnmatchedEvent);
+
+    it('is there only when given matchStoredEvents, with its clock', () => {
+      expect(new InProcessMatching(heldMatch().match, capturedLogger().logger, 10).inStore).toBeUndefined();
+      const { stored, at } = heldStored();
+      expect(new InProcessMatching(heldMatch().match, capturedLogger().logger, 10, stored).inStore!.now()).toEqual(at);
+    });
+
+    it('runs what follows the commit in the background, counted as pending, and close waits for it and closes inStore', async () => {
+      const { finishes, stored } = heldStored();
+      const here = new InProcessMatching(heldMatch().match, capturedLogger().logger, 10, stored);
+      const inStore = here.inStore!;
+      expect(inStore.open()).toBe(true);
+      const committed = await inStore.match(tx, events(3), new Date());
+      // Nothing runs before the commit.
+      expect([finishes.length, here.pending]).toEqual([0, 0]);
+      committed();
+      expect([finishes.length, here.pending]).toEqual([1, 3]);
+      let closed = false;
+      const closing = here.close().then(() => {
+        closed = true;
+      });
+      expect(inStore.open()).toBe(false);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(closed).toBe(false);
+      finishes[0]!();
+      await closing;
+      expect(here.pending).toBe(0);
+    });
+
+    it('logs what failed: the match in the store transaction (stored alone then), or sending after its commit (the reconciler sends it)', async () => {
+      const { finishes, stored } = heldStored();
+      const { lines, logger } = capturedLogger();
+      const here = new InProcessMatching(heldMatch().match, logger, 10, stored);
+      here.inStore!.failed(new Error('deadlock detected'), 2);
+      (await here.inStore!.match(tx, events(1), new Date()))();
+      finishes[0]!(new Error('Connection is closed.'));
+      await expect.poll(() => here.pending).toBe(0);
+      const warnings = lines.filter((line) => line.level === 40);
+      expect(warnings).toMatchObject([
+        { events: 2, msg: expect.stringContaining('stored alone') },
+        { events: 1, msg: expect.stringContaining('reconciler') },
+      ]);
+      expect(JSON.stringify(warnings.map((warning) => warning.err))).toMatch(/deadlock detected.*Connection is closed/);
+    });
   });
 });

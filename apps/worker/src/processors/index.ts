@@ -1,8 +1,9 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import { Batcher, Slots, deliverPeriods, matchEvents, sendDeliveries, type DuePeriod, type MatchResult, type OutagePause, type PipelineContext, type RuleIndex, type SendContext } from '@notify/pipeline';
+import { Batcher, Slots, deliverPeriods, matchEvents, matchStoredEvents, sendDeliveries, type DuePeriod, type MatchResult, type OutagePause, type PipelineContext, type RuleIndex, type SendContext } from '@notify/pipeline';
 import type { ClaimedDelivery } from '@notify/db';
 import type { Logger } from '@notify/observability';
 import { sendJobDeliveries, type JobCatalog, type JobKind } from '@notify/queues';
+import type { MatchStored } from './match-here';
 
 /** `log` is the job's own logger: every line carries its `job_id` and `queue`. */
 export type Processor<T> = (job: Job<T>, log: Logger) => Promise<unknown>;
@@ -32,6 +33,8 @@ export interface Processors {
   jobs: ProcessorMap;
   /** Matches events without a job, in the transactions the match jobs share (InProcessMatching). */
   match(events: ReadonlyArray<readonly [string, string]>): Promise<MatchResult>;
+  /** Matches events in the transaction that stores them (InProcessMatching's inStore). */
+  matchStored: MatchStored;
   /** Delivers due periods without a job each, in the transactions the deliver jobs share (InProcessDelivery). */
   deliver(periods: readonly DuePeriod[]): Promise<void>;
   /** Sends deliveries this process made without a job (InProcessSending); what a job would retry goes to the send queue. */
@@ -151,6 +154,10 @@ export function createProcessors(ctx: ProcessorContext): Processors {
     jobs,
     send: sendInProcess,
     match: (events) => matches.submit(events),
+    matchStored: {
+      now: () => ctx.pipeline.now(),
+      match: (tx, events, now) => matchStoredEvents(ctx.pipeline, ctx.index, tx, events, now),
+    },
     deliver: async (due) => {
       await Promise.all(due.map((period) => periods.submit(period)));
     },

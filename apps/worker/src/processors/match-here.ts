@@ -1,6 +1,13 @@
-import type { MatchHere, MatchResult } from '@notify/pipeline';
+import type { Transaction, UnmatchedEvent } from '@notify/db';
+import type { MatchHere, MatchInStore, MatchResult } from '@notify/pipeline';
 import type { Logger } from '@notify/observability';
 import { InProcessWork } from './in-process-work';
+
+/** Matching of events in the transaction that stores them (matchStoredEvents, with the pipeline's clock). */
+export interface MatchStored {
+  now(): Date;
+  match(tx: Transaction, events: UnmatchedEvent[], now: Date): Promise<() => Promise<MatchResult>>;
+}
 
 /** The most events waiting or being matched here at once; past it, ingest publishes to the match queues. */
 export const MATCH_HERE_MAX_EVENTS = 2000;
@@ -17,13 +24,38 @@ export const MATCH_HERE_MAX_EVENTS = 2000;
  */
 export class InProcessMatching extends InProcessWork {
   private events = 0;
+  /**
+   * Matching in the transactions that store a batch of small requests' events (ingest's
+   * MatchInStore), when given `stored`: what follows their commit (sending instant alerts) runs
+   * here in the background, and `close` waits for it too.
+   */
+  readonly inStore: MatchInStore | undefined;
 
   constructor(
     private readonly match: (events: ReadonlyArray<readonly [string, string]>) => Promise<MatchResult>,
     private readonly logger: Logger,
     private readonly maxEvents = MATCH_HERE_MAX_EVENTS,
+    stored?: MatchStored,
   ) {
     super();
+    this.inStore = stored && {
+      open: () => !this.closed,
+      now: stored.now,
+      match: async (tx, events, now) => {
+        const finish = await stored.match(tx, events, now);
+        return () => {
+          const count = events.length;
+          this.events += count;
+          this.start(finish(), {
+            done: (result) => this.logger.debug({ ...result, taken_events: count }, 'events matched as stored'),
+            failed: (error) => this.logger.warn({ err: error, events: count }, 'events matched, their e-mails not handed over; the reconciler will send them'),
+          }, () => {
+            this.events -= count;
+          });
+        };
+      },
+      failed: (error, events) => this.logger.warn({ err: error, events }, 'events not matched as stored; stored alone, they go to matching as ever'),
+    };
   }
 
   /** Events taken and not matched yet. */

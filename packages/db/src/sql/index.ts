@@ -6,7 +6,7 @@
  */
 // ingest
 export { existingOrganizationIds } from './existing-organization-ids';
-export { storeEvents, type StoredEvent } from './store-events';
+export { storeEvents, storeEventsToMatch, type StoredEvent } from './store-events';
 // match
 export { loadEnabledRules, loadEnabledRulesAfter, type EnabledRule } from './load-enabled-rules';
 export { lockUnmatchedEvents, type UnmatchedEvent } from './lock-unmatched-events';

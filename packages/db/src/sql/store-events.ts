@@ -1,5 +1,6 @@
 import type { EventRecord, IncomingEvent } from '@notify/core';
-import { named, poolOf, type DatabaseHandle } from '../client';
+import { clientOf, named, poolOf, type DatabaseHandle, type Transaction } from '../client';
+import type { UnmatchedEvent } from './lock-unmatched-events';
 
 /**
  * An INSERT … SELECT that records the assets of the rows of `source` (a CTE or table with
@@ -41,14 +42,18 @@ function recordAssetsSql(source: string): string {
            AND (a.asset_type IS NULL OR EXCLUDED.last_seen >= a.last_seen))`;
 }
 
-// One statement for the whole batch: the columns travel as arrays and unnest() turns them back
-// into rows. unnest() of a 2-D array would flatten it, so each row's tags travel as a JSON array.
-// The same statement records the assets of the newly stored events in the inventory (assets).
-const INSERT_EVENTS = `
+/**
+ * One statement for the whole batch: the columns travel as arrays and unnest() turns them back
+ * into rows. unnest() of a 2-D array would flatten it, so each row's tags travel as a JSON array.
+ * The same statement records the assets of the newly stored events in the inventory (assets).
+ * `matched`: the events are stored matched at $14 (matched in the same transaction, see
+ * storeEventsToMatch), and each is answered as lockUnmatchedEvents reads one, oldest first.
+ */
+const insertEvents = (matched: boolean): string => `
   WITH inserted AS (
-    INSERT INTO events (organization_id, id, scope, occurred_at, asset, asset_type, severity, tags, title, summary, url, data, fingerprint)
+    INSERT INTO events (organization_id, id, scope, occurred_at, asset, asset_type, severity, tags, title, summary, url, data, fingerprint${matched ? ', matched_at' : ''})
     SELECT r.organization_id, r.id, r.scope, r.occurred_at, r.asset, r.asset_type, r.severity,
-           ARRAY(SELECT jsonb_array_elements_text(r.tags)), r.title, r.summary, r.url, r.data, r.fingerprint
+           ARRAY(SELECT jsonb_array_elements_text(r.tags)), r.title, r.summary, r.url, r.data, r.fingerprint${matched ? ', $14::timestamptz' : ''}
       FROM unnest($1::uuid[], $2::text[], $3::scope[], $4::timestamptz[], $5::text[], $6::text[], $7::text[],
                   $8::jsonb[], $9::text[], $10::text[], $11::text[], $12::jsonb[], $13::text[])
         AS r(organization_id, id, scope, occurred_at, asset, asset_type, severity, tags, title, summary, url, data, fingerprint)
@@ -60,9 +65,32 @@ const INSERT_EVENTS = `
                         WHERE e.organization_id = r.organization_id AND e.id = r.id
                           AND e.received_at < date_trunc('month', now(), 'UTC'))
     ON CONFLICT DO NOTHING
-    RETURNING organization_id, id, scope, occurred_at, asset, asset_type, tags
+    RETURNING organization_id, id, scope, occurred_at, asset, asset_type, tags${matched ? ', received_at, severity, title, data, fingerprint' : ''}
   ), inventory AS (${recordAssetsSql('inserted')})
-  SELECT organization_id::text, id, scope FROM inserted`;
+  ${matched
+    ? `SELECT organization_id::text, id, received_at::text AS received_at, scope, occurred_at, asset, asset_type, severity, tags, title, data, fingerprint
+       FROM inserted ORDER BY occurred_at, id`
+    : 'SELECT organization_id::text, id, scope FROM inserted'}`;
+
+const INSERT_EVENTS = insertEvents(false);
+const INSERT_MATCHED_EVENTS = insertEvents(true);
+
+/** The parameters of insertEvents' statement, $1 to $13. */
+const eventColumns = (events: readonly IncomingEvent[]): unknown[] => [
+  events.map((event) => event.organizationId),
+  events.map((event) => event.id),
+  events.map((event) => event.scope),
+  events.map((event) => event.occurredAt.toISOString()),
+  events.map((event) => event.asset),
+  events.map((event) => event.assetType),
+  events.map((event) => event.severity),
+  events.map((event) => JSON.stringify(event.tags)),
+  events.map((event) => event.title),
+  events.map((event) => event.summary),
+  events.map((event) => event.url),
+  events.map((event) => (event.data === null ? null : JSON.stringify(event.data))),
+  events.map((event) => event.fingerprint),
+];
 
 export type StoredEvent = Pick<EventRecord, 'organization_id' | 'id' | 'scope'>;
 
@@ -73,20 +101,17 @@ export type StoredEvent = Pick<EventRecord, 'organization_id' | 'id' | 'scope'>;
  * the whole statement with a foreign key violation (isForeignKeyViolation).
  */
 export async function storeEvents(db: DatabaseHandle, events: readonly IncomingEvent[]): Promise<StoredEvent[]> {
-  const { rows } = await poolOf(db).query<StoredEvent>(named('store-events', INSERT_EVENTS, [
-    events.map((event) => event.organizationId),
-    events.map((event) => event.id),
-    events.map((event) => event.scope),
-    events.map((event) => event.occurredAt.toISOString()),
-    events.map((event) => event.asset),
-    events.map((event) => event.assetType),
-    events.map((event) => event.severity),
-    events.map((event) => JSON.stringify(event.tags)),
-    events.map((event) => event.title),
-    events.map((event) => event.summary),
-    events.map((event) => event.url),
-    events.map((event) => (event.data === null ? null : JSON.stringify(event.data))),
-    events.map((event) => event.fingerprint),
-  ]));
+  const { rows } = await poolOf(db).query<StoredEvent>(named('store-events', INSERT_EVENTS, eventColumns(events)));
+  return rows;
+}
+
+/**
+ * Stores events as storeEvents does, in the caller's transaction, which matches them before it
+ * commits: they are stored matched at `matchedAt` (neither a match job nor the reconciler asks for
+ * them), and answered as lockUnmatchedEvents reads events to match, oldest first. Should the
+ * transaction roll back, nothing of them is stored.
+ */
+export async function storeEventsToMatch(tx: Transaction, events: readonly IncomingEvent[], matchedAt: Date): Promise<UnmatchedEvent[]> {
+  const { rows } = await clientOf(tx).query<UnmatchedEvent>(named('store-events-to-match', INSERT_MATCHED_EVENTS, [...eventColumns(events), matchedAt]));
   return rows;
 }

@@ -11,7 +11,7 @@ import {
   type IngestShape,
   type Scope,
 } from '@notify/core';
-import { existingOrganizationIds, isForeignKeyViolation, storeEvents, type DatabaseHandle, type StoredEvent } from '@notify/db';
+import { existingOrganizationIds, isForeignKeyViolation, storeEvents, storeEventsToMatch, withTransaction, type DatabaseHandle, type StoredEvent, type Transaction, type UnmatchedEvent } from '@notify/db';
 import type { Queues } from '@notify/queues';
 import { Batcher } from '../batcher';
 import type { PipelineMetrics } from '../context';
@@ -39,7 +39,39 @@ export interface IngestContext {
    * skip the match queue. It answers false when it is full or closing, and the queue takes them.
    */
   matchHere?: MatchHere;
+  /**
+   * Matching in the transaction that stores the events, when this process runs the match role too
+   * (see MatchInStore): for batches of up to MATCH_IN_STORE_UP_TO events, the single-event
+   * requests' batches. Others, and any it cannot match, go to matchHere or the queues.
+   */
+  matchInStore?: MatchInStore;
 }
+
+/**
+ * Matches events in the transaction that stores them, before it commits (matchStoredEvents): a
+ * batch of single-event requests' events is read and locked again by no match transaction, no
+ * event's row is written twice (stored, then marked matched), and there is a transaction less.
+ * The request is answered once they are matched (a few milliseconds more) and the statement that
+ * stores them committed. Should matching fail, the transaction rolls back, and the events are
+ * stored alone and published as ever: nothing accepted is lost to a failure of matching.
+ */
+export interface MatchInStore {
+  /** False when closing: the events are stored alone and published. */
+  open(): boolean;
+  /** The clock matching reads: the events are stored matched at it. */
+  now(): Date;
+  /**
+   * Matches `events`, just stored by `tx` (storeEventsToMatch), in that transaction; throws to
+   * roll them back. Answers what to start once it commits (the e-mails of instant alerts): it
+   * never throws, and the request does not wait for it.
+   */
+  match(tx: Transaction, events: UnmatchedEvent[], now: Date): Promise<() => void>;
+  /** Told when storing and matching failed (but for an unknown organization): the events are then stored alone. Never throws. */
+  failed(error: unknown, events: number): void;
+}
+
+/** The most events of a store batch matched in its transaction (MatchInStore): a lingering batch's (STORE_LINGER_UNTIL), not a sweep's. */
+export const MATCH_IN_STORE_UP_TO = 100;
 
 /**
  * Takes stored events of one scope to match in this process, without a job: for single-event
@@ -127,9 +159,10 @@ function storeBatcher(ctx: IngestContext): Batcher<readonly IncomingEvent[], Sto
           all.push(event);
         }
       });
-      const inserted = await storeEvents(ctx.db, all);
+      const matched = await storeAndMatch(ctx, all);
+      const inserted = matched ?? (await storeEvents(ctx.db, all));
       ctx.metrics?.ingestStatement(calls.length);
-      await publish(ctx, inserted);
+      if (!matched) await publish(ctx, inserted);
       const stored: StoredEvent[][] = calls.map(() => []);
       for (const row of inserted) stored[owner.get(eventKey({ organizationId: row.organization_id, id: row.id }))!]!.push(row);
       return stored;
@@ -145,6 +178,33 @@ function storeBatcher(ctx: IngestContext): Batcher<readonly IncomingEvent[], Sto
   );
   storeBatches.set(ctx, batcher);
   return batcher;
+}
+
+/**
+ * Stores events and matches them in one transaction (MatchInStore), when the context can and the
+ * batch is small. Answers the events stored, or undefined when it stored none: not asked to, or
+ * matching failed (MatchInStore's `failed` hears of it), and the caller stores them alone. An unknown organization's foreign key
+ * fails it as it fails storeEvents.
+ */
+async function storeAndMatch(ctx: IngestContext, events: readonly IncomingEvent[]): Promise<StoredEvent[] | undefined> {
+  const matcher = ctx.matchInStore;
+  if (!matcher || events.length > MATCH_IN_STORE_UP_TO || !matcher.open()) return undefined;
+  const now = matcher.now();
+  let stored: UnmatchedEvent[] = [];
+  let matched: () => void;
+  try {
+    matched = await withTransaction(ctx.db, async (tx) => {
+      stored = await storeEventsToMatch(tx, events, now);
+      // Repeats of stored events only: nothing to match.
+      return stored.length ? matcher.match(tx, stored, now) : () => {};
+    }, { genericPlans: true });
+  } catch (error) {
+    if (isForeignKeyViolation(error)) throw error;
+    matcher.failed(error, events.length);
+    return undefined;
+  }
+  matched();
+  return stored;
 }
 
 /**
@@ -183,9 +243,11 @@ async function publish(ctx: IngestContext, inserted: readonly StoredEvent[]): Pr
  *
  * All or nothing, and durable before anything else: every event is written by one statement
  * (storeEvents, which also records their assets) that commits on its own, shared with the calls
- * made at the same moment; an unknown organization fails it, and the call is a ValidationFailed
- * that stored nothing. An event whose (organization_id, id) is already stored is left as it is
- * and counted in `duplicates`, as are repeats within the batch (the first one counts).
+ * made at the same moment, or in the transaction that matches them (a small batch, with
+ * `matchInStore`; should matching fail, they are stored alone); an unknown organization fails it,
+ * and the call is a ValidationFailed that stored nothing. An event whose (organization_id, id) is
+ * already stored is left as it is and counted in `duplicates`, as are repeats within the batch
+ * (the first one counts).
  *
  * Asking for the match comes after the commit, so matching never looks for an event it cannot read
  * yet, and never fails the call (see publish).

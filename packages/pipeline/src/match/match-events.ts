@@ -1,5 +1,5 @@
 import { findingKey, periodKeys, type MatchableEvent } from '@notify/core';
-import { countSilenced, lockUnmatchedEvents, noticeFindings, openCoalescingWindows, recordMatches, withTransaction, type Finding, type NewMatch, type Transaction, type UnmatchedEvent } from '@notify/db';
+import { countSilenced, lockUnmatchedEvents, noticeFindings, openCoalescingWindows, recordMatches, withTransaction, type ClaimedDelivery, type Finding, type NewMatch, type Transaction, type UnmatchedEvent } from '@notify/db';
 import type { PipelineContext } from '../context';
 import type { IndexedRule, RuleIndex } from '../rules/rule-index';
 import { PeriodCache } from './period-cache';
@@ -75,114 +75,118 @@ function toMatchable(event: UnmatchedEvent): MatchableEvent {
   return { scope: event.scope, asset: event.asset, asset_type: event.asset_type, severity: event.severity, tags: event.tags, data: event.data };
 }
 
-/**
- * Evaluates stored events against the rule index and records the matches, set-based, in one
- * transaction: a statement that reads and locks the events, one that records the matches, marks
- * the events matched and delivers instant rules' first matches, and, only when needed, one each to
- * notice findings, open coalescing windows (which locks the instant rules' rows) and count silenced
- * matches. Events already matched are skipped, so a retried or duplicated job does nothing twice.
- */
-export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs: ReadonlyArray<readonly [string, string]>): Promise<MatchResult> {
-  if (!pairs.length) return { events: 0, matches: 0, silenced: 0, immediate: 0 };
-  const now = ctx.now();
-  const rulesById = new Map<string, IndexedRule>();
-  // Kept plans (genericPlans): the statements find their rows by ids and keys, and planning them
-  // afresh (PostgreSQL's choice for a call of one or two events, their arrays of one looking
-  // cheaper than a kept plan's estimate of ten) cost more than running them.
-  const { created, silenced, deliveryIds, claimed, eventCount } = await withTransaction(ctx.db, async (tx) => {
-    // Row locks keep two match jobs that got the same events from matching them twice.
-    const events = await lockUnmatchedEvents(tx, pairs);
-    const all: Candidate[] = await index.matchAll(events, toMatchable, now);
-    for (const { rule } of all) rulesById.set(rule.id, rule);
+/** What a match transaction recorded, for what follows its commit (finishMatch). */
+interface MatchedInTransaction {
+  created: NewMatch[];
+  silenced: number;
+  deliveryIds: string[];
+  claimed: ClaimedDelivery[];
+  eventCount: number;
+  rulesById: Map<string, IndexedRule>;
+}
 
-    const matches: NewMatch[] = [];
-    // Silenced matches are recorded as such, never e-mailed, and open no instant window.
-    const candidates: Candidate[] = [];
-    for (const candidate of all) {
-      const { rule, event, silenceId } = candidate;
-      if (!silenceId) {
-        candidates.push(candidate);
-        continue;
-      }
+/**
+ * Evaluates `events`, which the transaction `tx` holds (locked unmatched, or stored by it), and
+ * records their matches: a statement that records the matches, marks the events matched (unless
+ * `marked`: stored matched) and delivers instant rules' first matches, and, only when needed, one
+ * each to notice findings, open coalescing windows (which locks the instant rules' rows) and count
+ * silenced matches.
+ */
+async function matchInTransaction(ctx: PipelineContext, index: RuleIndex, tx: Transaction, events: UnmatchedEvent[], now: Date, marked: boolean): Promise<MatchedInTransaction> {
+  const rulesById = new Map<string, IndexedRule>();
+  const all: Candidate[] = await index.matchAll(events, toMatchable, now);
+  for (const { rule } of all) rulesById.set(rule.id, rule);
+
+  const matches: NewMatch[] = [];
+  // Silenced matches are recorded as such, never e-mailed, and open no instant window.
+  const candidates: Candidate[] = [];
+  for (const candidate of all) {
+    const { rule, event, silenceId } = candidate;
+    if (!silenceId) {
+      candidates.push(candidate);
+      continue;
+    }
+    matches.push({
+      ruleId: rule.id, organizationId: event.organization_id, eventId: event.id, eventReceivedAt: event.received_at,
+      periodKey: periodKeys.silenced(), dueAt: now, status: 'silenced', silenceId,
+    });
+  }
+  // One e-mail per finding: a rule with renotify_after_hours takes a finding as news once per
+  // that many hours; the other matches of it are recorded as repeats (in their digest period,
+  // whose e-mail counts them), never e-mailed, and open no instant window.
+  const news = await takeNews(tx, candidates, now);
+  const fresh: Candidate[] = [];
+  for (const candidate of candidates) {
+    if (news.has(candidate)) {
+      fresh.push(candidate);
+      continue;
+    }
+    const { rule, event } = candidate;
+    if (rule.frequency === 'instant') {
+      matches.push({ ruleId: rule.id, organizationId: event.organization_id, eventId: event.id, eventReceivedAt: event.received_at, periodKey: periodKeys.repeat(), dueAt: now, status: 'repeat' });
+    } else if (rule.frequency === 'hourly') {
+      const periodKey = periods.containing(rule, now).key;
+      matches.push({ ruleId: rule.id, organizationId: event.organization_id, eventId: event.id, eventReceivedAt: event.received_at, periodKey, dueAt: now, status: 'repeat' });
+    } else {
+      matches.push(...digestMatches(rule, event, now, 'repeat'));
+    }
+  }
+  const instant = fresh.filter((candidate) => candidate.rule.frequency === 'instant');
+  for (const { rule, event } of fresh) {
+    if (rule.frequency === 'instant') continue;
+    if (rule.frequency !== 'hourly') {
+      matches.push(...digestMatches(rule, event, now, 'pending'));
+      continue;
+    }
+    const period = periods.containing(rule, now);
+    matches.push({ ruleId: rule.id, organizationId: event.organization_id, eventId: event.id, eventReceivedAt: event.received_at, periodKey: period.key, dueAt: period.dueAt });
+  }
+  if (instant.length) {
+    // Opens a coalescing window on every quiet rule, atomically, so two match jobs
+    // agree on which match is "first" and which join the burst.
+    const ruleIds = [...new Set(instant.map((candidate) => candidate.rule.id))];
+    const windows = await openCoalescingWindows(tx, ruleIds, now, new Date(now.getTime() + ctx.instantCoalesceMs));
+    const byRule = new Map(windows.map((window) => [window.id, window]));
+    const firstTaken = new Set<string>();
+    for (const { rule, event } of instant) {
+      const window = byRule.get(rule.id);
+      if (!window) continue;
+      const immediate = window.opened && !firstTaken.has(rule.id);
+      if (immediate) firstTaken.add(rule.id);
       matches.push({
-        ruleId: rule.id, organizationId: event.organization_id, eventId: event.id, eventReceivedAt: event.received_at,
-        periodKey: periodKeys.silenced(), dueAt: now, status: 'silenced', silenceId,
+        ruleId: rule.id,
+        organizationId: event.organization_id,
+        eventId: event.id,
+        eventReceivedAt: event.received_at,
+        periodKey: immediate ? periodKeys.instant(now) : periodKeys.burst(window.burst_until),
+        dueAt: immediate ? now : window.burst_until,
+        // The first match goes out now, delivered by the statement that records it, rather
+        // than at the schedule stage's next tick.
+        deliverNow: immediate,
       });
     }
-    // One e-mail per finding: a rule with renotify_after_hours takes a finding as news once per
-    // that many hours; the other matches of it are recorded as repeats (in their digest period,
-    // whose e-mail counts them), never e-mailed, and open no instant window.
-    const news = await takeNews(tx, candidates, now);
-    const fresh: Candidate[] = [];
-    for (const candidate of candidates) {
-      if (news.has(candidate)) {
-        fresh.push(candidate);
-        continue;
-      }
-      const { rule, event } = candidate;
-      if (rule.frequency === 'instant') {
-        matches.push({ ruleId: rule.id, organizationId: event.organization_id, eventId: event.id, eventReceivedAt: event.received_at, periodKey: periodKeys.repeat(), dueAt: now, status: 'repeat' });
-      } else if (rule.frequency === 'hourly') {
-        const periodKey = periods.containing(rule, now).key;
-        matches.push({ ruleId: rule.id, organizationId: event.organization_id, eventId: event.id, eventReceivedAt: event.received_at, periodKey, dueAt: now, status: 'repeat' });
-      } else {
-        matches.push(...digestMatches(rule, event, now, 'repeat'));
-      }
-    }
-    const instant = fresh.filter((candidate) => candidate.rule.frequency === 'instant');
-    for (const { rule, event } of fresh) {
-      if (rule.frequency === 'instant') continue;
-      if (rule.frequency !== 'hourly') {
-        matches.push(...digestMatches(rule, event, now, 'pending'));
-        continue;
-      }
-      const period = periods.containing(rule, now);
-      matches.push({ ruleId: rule.id, organizationId: event.organization_id, eventId: event.id, eventReceivedAt: event.received_at, periodKey: period.key, dueAt: period.dueAt });
-    }
-    if (instant.length) {
-      // Opens a coalescing window on every quiet rule, atomically, so two match jobs
-      // agree on which match is "first" and which join the burst.
-      const ruleIds = [...new Set(instant.map((candidate) => candidate.rule.id))];
-      const windows = await openCoalescingWindows(tx, ruleIds, now, new Date(now.getTime() + ctx.instantCoalesceMs));
-      const byRule = new Map(windows.map((window) => [window.id, window]));
-      const firstTaken = new Set<string>();
-      for (const { rule, event } of instant) {
-        const window = byRule.get(rule.id);
-        if (!window) continue;
-        const immediate = window.opened && !firstTaken.has(rule.id);
-        if (immediate) firstTaken.add(rule.id);
-        matches.push({
-          ruleId: rule.id,
-          organizationId: event.organization_id,
-          eventId: event.id,
-          eventReceivedAt: event.received_at,
-          periodKey: immediate ? periodKeys.instant(now) : periodKeys.burst(window.burst_until),
-          dueAt: immediate ? now : window.burst_until,
-          // The first match goes out now, delivered by the statement that records it, rather
-          // than at the schedule stage's next tick.
-          deliverNow: immediate,
-        });
-      }
-    }
+  }
 
-    // Instant alerts this process sends are made claimed for its sender: no claim statement of
-    // their own. As many as one claim statement takes (CLAIM_AHEAD), and its sender has room for:
-    // a transaction of a burst's hundreds would claim what the sender then declines (two
-    // transactions at once see the same room) and gives back, a write more each; those past it
-    // are claimed ahead of their turn as any list's.
-    const claimUpTo = Math.min(ctx.sendHere?.room() ?? 0, CLAIM_AHEAD);
-    const { matches: recorded, deliveryIds, claimed } = await recordMatches(tx, events, matches, now, { claimUpTo });
-    const created = recorded.filter((m) => m.status === 'pending');
-    const silenced = recorded.filter((m) => m.status === 'silenced').length;
-    // Counted from what this transaction recorded: a retried job counts nothing twice.
-    if (silenced) {
-      const counts = new Map<string, number>();
-      for (const m of recorded) if (m.silenceId) counts.set(m.silenceId, (counts.get(m.silenceId) ?? 0) + 1);
-      await countSilenced(tx, counts);
-    }
-    return { created, silenced, deliveryIds, claimed, eventCount: events.length };
-  }, { genericPlans: true });
+  // Instant alerts this process sends are made claimed for its sender: no claim statement of
+  // their own. As many as one claim statement takes (CLAIM_AHEAD), and its sender has room for:
+  // a transaction of a burst's hundreds would claim what the sender then declines (two
+  // transactions at once see the same room) and gives back, a write more each; those past it
+  // are claimed ahead of their turn as any list's.
+  const claimUpTo = Math.min(ctx.sendHere?.room() ?? 0, CLAIM_AHEAD);
+  const { matches: recorded, deliveryIds, claimed } = await recordMatches(tx, marked ? [] : events, matches, now, { claimUpTo });
+  const created = recorded.filter((m) => m.status === 'pending');
+  const silenced = recorded.filter((m) => m.status === 'silenced').length;
+  // Counted from what this transaction recorded: a retried job counts nothing twice.
+  if (silenced) {
+    const counts = new Map<string, number>();
+    for (const m of recorded) if (m.silenceId) counts.set(m.silenceId, (counts.get(m.silenceId) ?? 0) + 1);
+    await countSilenced(tx, counts);
+  }
+  return { created, silenced, deliveryIds, claimed, eventCount: events.length, rulesById };
+}
 
+/** After a match transaction's commit: its metrics, and its deliveries to send. */
+async function finishMatch(ctx: PipelineContext, { created, silenced, deliveryIds, claimed, eventCount, rulesById }: MatchedInTransaction): Promise<MatchResult> {
   if (ctx.metrics && created.length) {
     const counts = new Map<string, { scope: string; frequency: string; count: number }>();
     // A digest match recorded once per member time zone counts once.
@@ -202,4 +206,35 @@ export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs:
   if (silenced) ctx.metrics?.silenced(silenced);
   const matched = new Set(created.map((m) => `${m.ruleId}|${m.organizationId}|${m.eventId}`)).size;
   return { events: eventCount, matches: matched, silenced, immediate: deliveryIds.length };
+}
+
+/**
+ * Evaluates stored events against the rule index and records the matches, set-based, in one
+ * transaction: a statement that reads and locks the events, then matchInTransaction's. Events
+ * already matched are skipped, so a retried or duplicated job does nothing twice.
+ */
+export async function matchEvents(ctx: PipelineContext, index: RuleIndex, pairs: ReadonlyArray<readonly [string, string]>): Promise<MatchResult> {
+  if (!pairs.length) return { events: 0, matches: 0, silenced: 0, immediate: 0 };
+  const now = ctx.now();
+  // Kept plans (genericPlans): the statements find their rows by ids and keys, and planning them
+  // afresh (PostgreSQL's choice for a call of one or two events, their arrays of one looking
+  // cheaper than a kept plan's estimate of ten) cost more than running them.
+  const matched = await withTransaction(ctx.db, async (tx) => {
+    // Row locks keep two match jobs that got the same events from matching them twice.
+    const events = await lockUnmatchedEvents(tx, pairs);
+    return matchInTransaction(ctx, index, tx, events, now, false);
+  }, { genericPlans: true });
+  return finishMatch(ctx, matched);
+}
+
+/**
+ * Matches events that the transaction `tx` has just stored, marked matched at `now`
+ * (storeEventsToMatch), as matchEvents would, in that transaction: for the events of
+ * single-event requests, it saves reading and locking them again, writing each event's row a
+ * second time to mark it, and a transaction. Answers what is left once the transaction commits
+ * (the metrics, and sending its deliveries); a failure rolls the events back with it.
+ */
+export async function matchStoredEvents(ctx: PipelineContext, index: RuleIndex, tx: Transaction, events: UnmatchedEvent[], now: Date): Promise<() => Promise<MatchResult>> {
+  const matched = await matchInTransaction(ctx, index, tx, events, now, true);
+  return () => finishMatch(ctx, matched);
 }

@@ -39,6 +39,7 @@ export const ingestRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async 
     queues,
     metrics: deps.metrics.pipeline,
     matchHere: deps.matchHere,
+    matchInStore: deps.matchInStore,
     lingerMs: deps.config.pipeline.ingestLingerMs,
     onPublishError: (error, scope, count) => app.log.warn({ err: error, scope, events: count }, 'events stored but not published; the reconciler will publish them'),
   };

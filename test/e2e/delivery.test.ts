@@ -85,6 +85,36 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
     }
   });
 
+  it('does not hold a request on a rule another transaction holds: its events are stored alone, and matched once it lets go', async () => {
+    const org = await t.p.createOrg();
+    const member = org.members[0]!;
+    const rule = await t.p.createRule(org.key, { name: 'Held', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
+    const failed = vi.spyOn(t.p.process.runtime.matchInStore!, 'failed');
+    const holder = await t.p.db.pool.connect();
+    try {
+      // As a flush of the rule would hold it, for longer than the request may wait.
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM notification_rules WHERE id = $1 FOR UPDATE', [rule.id]);
+      const started = Date.now();
+      await ingest([makeEvent(org.id, { title: 'held rule' })]);
+      expect(Date.now() - started).toBeLessThan(3000);
+      expect(failed).toHaveBeenCalledTimes(1);
+      expect(String(failed.mock.calls[0]![0])).toMatch(/lock timeout/);
+      const { rows } = await t.p.db.pool.query(`SELECT count(*)::int AS n FROM events WHERE organization_id = $1`, [org.id]);
+      expect(rows[0].n).toBe(1);
+      expect(mailsTo(member.email)).toEqual([]);
+      await holder.query('COMMIT');
+      const [mail] = await waitForMails(member.email, 1);
+      expect(mail!.html).toContain('held rule');
+      await waitUntilSettled(t.p.db);
+      expect(mailsTo(member.email)).toHaveLength(1);
+    } finally {
+      await holder.query('ROLLBACK').catch(() => {});
+      holder.release();
+      failed.mockRestore();
+    }
+  });
+
   it('sends the e-mails of the deliveries it makes in the same process, without a send job, when it runs the send role too', async () => {
     const org = await t.p.createOrg();
     const member = org.members[0]!;

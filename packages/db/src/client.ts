@@ -174,6 +174,12 @@ export interface TransactionOptions {
    * call's few ids looks cheaper than the kept one every time, PostgreSQL otherwise plans every call.
    */
   genericPlans?: boolean;
+  /**
+   * The longest any statement of the transaction waits for a lock (lock_timeout, set with BEGIN as
+   * well), after which it fails: for a transaction that would rather give up and do its work
+   * another way than wait on another's.
+   */
+  lockTimeoutMs?: number;
 }
 
 /**
@@ -191,7 +197,8 @@ export async function withTransaction<T>(db: DatabaseHandle, work: (tx: Transact
   };
   client.on('error', onError);
   try {
-    await client.query(options.genericPlans ? 'BEGIN; SET LOCAL plan_cache_mode = force_generic_plan' : 'BEGIN');
+    await client.query(`BEGIN${options.genericPlans ? '; SET LOCAL plan_cache_mode = force_generic_plan' : ''}${
+      options.lockTimeoutMs ? `; SET LOCAL lock_timeout = ${Math.max(1, Math.floor(options.lockTimeoutMs))}` : ''}`);
     const result = await work(client as unknown as Transaction);
     await client.query('COMMIT');
     return result;

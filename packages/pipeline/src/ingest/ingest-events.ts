@@ -52,8 +52,10 @@ export interface IngestContext {
  * batch of single-event requests' events is read and locked again by no match transaction, no
  * event's row is written twice (stored, then marked matched), and there is a transaction less.
  * The request is answered once they are matched (a few milliseconds more) and the statement that
- * stores them committed. Should matching fail, the transaction rolls back, and the events are
- * stored alone and published as ever: nothing accepted is lost to a failure of matching.
+ * stores them committed. Should matching fail, or wait on a lock longer than
+ * MATCH_IN_STORE_LOCK_TIMEOUT_MS, the transaction rolls back, and the events are stored alone and
+ * published as ever: nothing accepted is lost to a failure of matching, and no request waits long
+ * on it.
  */
 export interface MatchInStore {
   /** False when closing: the events are stored alone and published. */
@@ -69,6 +71,13 @@ export interface MatchInStore {
   /** Told when storing and matching failed (but for an unknown organization): the events are then stored alone. Never throws. */
   failed(error: unknown, events: number): void;
 }
+
+/**
+ * The longest a transaction that stores and matches waits for a lock (an instant rule's row that a
+ * flush or a rule's update holds, an asset's row that a sweep's batch is writing) before it gives
+ * up and the events are stored alone: their requests wait no longer on matching than that.
+ */
+export const MATCH_IN_STORE_LOCK_TIMEOUT_MS = 200;
 
 /** The most events of a store batch matched in its transaction (MatchInStore): a lingering batch's (STORE_LINGER_UNTIL), not a sweep's. */
 export const MATCH_IN_STORE_UP_TO = 100;
@@ -197,7 +206,7 @@ async function storeAndMatch(ctx: IngestContext, events: readonly IncomingEvent[
       stored = await storeEventsToMatch(tx, events, now);
       // Repeats of stored events only: nothing to match.
       return stored.length ? matcher.match(tx, stored, now) : () => {};
-    }, { genericPlans: true });
+    }, { genericPlans: true, lockTimeoutMs: MATCH_IN_STORE_LOCK_TIMEOUT_MS });
   } catch (error) {
     if (isForeignKeyViolation(error)) throw error;
     matcher.failed(error, events.length);

@@ -192,8 +192,8 @@ function storeBatcher(ctx: IngestContext): Batcher<readonly IncomingEvent[], Sto
 /**
  * Stores events and matches them in one transaction (MatchInStore), when the context can and the
  * batch is small. Answers the events stored, or undefined when it stored none: not asked to, or
- * matching failed (MatchInStore's `failed` hears of it), and the caller stores them alone. An unknown organization's foreign key
- * fails it as it fails storeEvents.
+ * matching failed (MatchInStore's `failed` hears of it), and the caller stores them alone. An
+ * unknown organization's foreign key fails it as it fails storeEvents.
  */
 async function storeAndMatch(ctx: IngestContext, events: readonly IncomingEvent[]): Promise<StoredEvent[] | undefined> {
   const matcher = ctx.matchInStore;

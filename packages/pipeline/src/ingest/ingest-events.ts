@@ -198,11 +198,14 @@ function storeBatcher(ctx: IngestContext): Batcher<readonly IncomingEvent[], Sto
 async function storeAndMatch(ctx: IngestContext, events: readonly IncomingEvent[]): Promise<StoredEvent[] | undefined> {
   const matcher = ctx.matchInStore;
   if (!matcher || events.length > MATCH_IN_STORE_UP_TO || !matcher.open()) return undefined;
-  const now = matcher.now();
   let stored: UnmatchedEvent[] = [];
   let matched: () => void;
   try {
     matched = await withTransaction(ctx.db, async (tx) => {
+      // Read once the transaction has begun: an event is then matched no earlier than it is
+      // received (received_at is the database's clock at the transaction's start), the two
+      // clocks agreeing.
+      const now = matcher.now();
       stored = await storeEventsToMatch(tx, events, now);
       // Repeats of stored events only: nothing to match.
       return stored.length ? matcher.match(tx, stored, now) : () => {};

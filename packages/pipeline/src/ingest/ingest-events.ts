@@ -203,8 +203,8 @@ async function storeAndMatch(ctx: IngestContext, events: readonly IncomingEvent[
   try {
     matched = await withTransaction(ctx.db, async (tx) => {
       // Read once the transaction has begun: an event is then matched no earlier than it is
-      // received (received_at is the database's clock at the transaction's start), the two
-      // clocks agreeing.
+      // received, to the millisecond (received_at is the database's clock at the transaction's
+      // start), the two clocks agreeing.
       const now = matcher.now();
       stored = await storeEventsToMatch(tx, events, now);
       // Repeats of stored events only: nothing to match.

@@ -198,25 +198,24 @@ function storeBatcher(ctx: IngestContext): Batcher<readonly IncomingEvent[], Sto
 async function storeAndMatch(ctx: IngestContext, events: readonly IncomingEvent[]): Promise<StoredEvent[] | undefined> {
   const matcher = ctx.matchInStore;
   if (!matcher || events.length > MATCH_IN_STORE_UP_TO || !matcher.open()) return undefined;
-  let stored: UnmatchedEvent[] = [];
-  let matched: () => void;
+  let done: { stored: UnmatchedEvent[]; committed?: () => void };
   try {
-    matched = await withTransaction(ctx.db, async (tx) => {
+    done = await withTransaction(ctx.db, async (tx) => {
       // Read once the transaction has begun: an event is then matched no earlier than it is
       // received, to the millisecond (received_at is the database's clock at the transaction's
       // start), the two clocks agreeing.
       const now = matcher.now();
-      stored = await storeEventsToMatch(tx, events, now);
+      const stored = await storeEventsToMatch(tx, events, now);
       // Repeats of stored events only: nothing to match.
-      return stored.length ? matcher.match(tx, stored, now) : () => {};
+      return { stored, committed: stored.length ? await matcher.match(tx, stored, now) : undefined };
     }, { genericPlans: true, lockTimeoutMs: MATCH_IN_STORE_LOCK_TIMEOUT_MS });
   } catch (error) {
     if (isForeignKeyViolation(error)) throw error;
     matcher.failed(error, events.length);
     return undefined;
   }
-  matched();
-  return stored;
+  done.committed?.();
+  return done.stored;
 }
 
 /**

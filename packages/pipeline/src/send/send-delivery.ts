@@ -207,9 +207,10 @@ export interface SendManyResult {
  * Sends a list of deliveries (a send job's, or those this process made), at most `slots` e-mails at
  * once in the process. Each is claimed first (pending → sending, attempts + 1), unless the statement
  * that made it claimed it for this sender (`claimed`), so a delivery already sent or cancelled is
- * never sent again, and one being sent is not sent alongside, whichever process or retry asks; the Message-ID is the delivery's own, the same on every attempt. A failed attempt
- * is recorded (pending again for a transient failure, failed for a permanent one or `finalAttempt`);
- * a server that cannot be reached at all is not the message's failure: the delivery goes back to
+ * never sent again, and one being sent is not sent alongside, whichever process or retry asks;
+ * the Message-ID is the delivery's own, the same on every attempt. A failed attempt is recorded
+ * (pending again for a transient failure, failed for a permanent one or `finalAttempt`); a server
+ * that cannot be reached at all is not the message's failure: the delivery goes back to
  * pending with its attempt uncounted, the deliveries after it do not start, and the caller pauses
  * sending until the server is back.
  *
@@ -252,13 +253,15 @@ export async function sendDeliveries(ctx: SendContext, deliveryIds: readonly str
   // Those made claimed for this sender are in hand from the start, as claims made ahead of their
   // turn: put back like them if their turn comes late or never (the server away, the process
   // stopping), rather than left sending until the claim timeout.
-  for (const id of deliveryIds) {
-    const made = options.claimed?.get(id);
-    if (!made || sender.inProcess.has(id)) continue;
-    sender.inProcess.add(id);
-    ahead.set(id, { claim: Promise.resolve(made), at: claimedAt });
+  if (options.claimed?.size) {
+    for (const id of deliveryIds) {
+      const made = options.claimed.get(id);
+      if (!made || sender.inProcess.has(id)) continue;
+      sender.inProcess.add(id);
+      ahead.set(id, { claim: Promise.resolve(made), at: claimedAt });
+    }
+    if (ahead.size) startSweep();
   }
-  if (ahead.size) startSweep();
   /** Claims the deliveries from the one whose turn it is (the first not claimed yet) to CLAIM_AHEAD of them. */
   const claimAhead = (from: number) => {
     claimedTo = Math.min(deliveryIds.length, from + CLAIM_AHEAD);

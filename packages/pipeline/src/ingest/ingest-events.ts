@@ -203,7 +203,7 @@ async function storeAndMatch(ctx: IngestContext, events: readonly IncomingEvent[
     done = await withTransaction(ctx.db, async (tx) => {
       // Read once the transaction has begun: an event is then matched no earlier than it is
       // received, to the millisecond (received_at is the database's clock at the transaction's
-      // start), the two clocks agreeing.
+      // start, rounded to the millisecond), the two clocks agreeing.
       const now = matcher.now();
       const stored = await storeEventsToMatch(tx, events, now);
       // Repeats of stored events only: nothing to match.

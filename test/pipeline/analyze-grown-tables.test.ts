@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
-import { analyzeGrownTables, createDatabase, withTransaction, type TransactionOptions } from '@notify/db';
+import { analyzeGrownTables, claimDeliveries, createDatabase, markDeliveriesSent, withTransaction, type TransactionOptions } from '@notify/db';
 import { createTestDatabase, DATABASE_URL } from '../support/database';
 
 // The schedule role's statistics keeper: a table that has doubled since it was last analyzed is
@@ -84,6 +84,35 @@ describe('analyzeGrownTables', () => {
     const mode = async (pool: { query(text: string): Promise<{ rows: Array<{ plan_cache_mode: string }> }> }) => (await pool.query('SHOW plan_cache_mode')).rows[0]!.plan_cache_mode;
     expect(await mode(db.hotPool)).toBe('force_generic_plan');
     expect(await mode(db.pool)).toBe('auto');
+  });
+
+  it('finds deliveries by id on the claims\' pool with a plan kept from when their month was empty', async () => {
+    // One connection, so the claim prepared while the month's partition is empty is the one explained after.
+    const one = createDatabase({ url: DATABASE_URL, schema: db.schema, poolSize: 1 });
+    try {
+      const org = randomUUID();
+      const rule = randomUUID();
+      await db.pool.query(`INSERT INTO organizations (id, name) VALUES ($1, 'kept plans')`, [org]);
+      await db.pool.query(`INSERT INTO notification_rules (id, organization_id, name, scope) VALUES ($1, $2, 'r', 'asset_dns_changed')`, [rule, org]);
+      await claimDeliveries(one, [randomUUID()], 30_000, 500);
+      await markDeliveriesSent(one, [{ deliveryId: randomUUID(), messageId: '<m@test>' }]);
+      // The month's deliveries grow, and nothing analyzes them: the plans stay those made for none.
+      await db.pool.query(
+        `INSERT INTO deliveries (id, rule_id, email, period_key, event_count) SELECT gen_random_uuid(), $1, 'm@example.com', 'p' || g, 1 FROM generate_series(1, 3000) g`,
+        [rule],
+      );
+      const explain = async (statement: string, args: string) => {
+        const { rows } = await one.hotPool.query<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE "${statement}"(${args})`);
+        return rows.map((row) => row['QUERY PLAN']).join('\n');
+      };
+      const ids = `'{${randomUUID()}}'`;
+      for (const plan of [await explain('notify.claim-deliveries', `${ids}, 30000, 500`), await explain('notify.mark-deliveries-sent', `${ids}, '{<m@test>}'`)]) {
+        expect(plan).not.toMatch(/Seq Scan on deliveries/);
+        expect(plan).toMatch(/Index Scan using deliveries_p\d{4}_\d{2}_pkey|Bitmap Index Scan on deliveries_p\d{4}_\d{2}_pkey/);
+      }
+    } finally {
+      await one.close();
+    }
   });
 
   it('keeps one plan per prepared statement in a transaction that asks for it, and only in it', async () => {

@@ -61,11 +61,17 @@ export function poolOf(db: DatabaseHandle): pg.Pool {
  * partitioned history costs more than running them), their plan for the call's few ids looking
  * cheaper than the kept one. A kept plan is made when first needed, from the statistics of the
  * moment, and again when a table it reads is analyzed, which the schedule role does whenever one
- * has doubled (analyzeGrownTables). Only statements that find rows by id are safe here: a kept
- * plan made while a table was empty read it whole when a match transaction kept one for its
- * deliveries statement (the matching bench at 0.45x; the deliveries of its first matches are now
- * made from the rows it inserts, found by keys), so everything else stays on `pool`, where
- * PostgreSQL chooses each time unless a transaction asks otherwise (`genericPlans`).
+ * has doubled (analyzeGrownTables). Only statements that find rows by their keys belong here, and
+ * these sessions never scan a table whole where an index finds the rows (enable_seqscan=off): a
+ * plan kept from when a month's deliveries were none read the partition whole for each claim's
+ * and "sent" record's few ids until its first analyze (at 1,000 deliveries, on the statistics
+ * keeper's next round). In the digests part of `npm run bench:pipeline` (two alternated pairs,
+ * pg_stat_statements), a claim of ~6 deliveries took 2.10 / 2.08 ms, now 1.72 / 1.92, and a
+ * "sent" record 0.52 / 0.92 ms, now 0.36 / 0.37: a tenth of PostgreSQL's time in the part.
+ * Everything else stays on `pool`, where PostgreSQL chooses each time unless a transaction asks
+ * otherwise (`genericPlans`): a kept plan made while a table was empty read it whole when a match
+ * transaction kept one for its deliveries statement (the matching bench at 0.45x; the deliveries
+ * of its first matches are now made from the rows it inserts, found by keys).
  */
 export function hotPoolOf(db: DatabaseHandle): pg.Pool {
   return (db as Database).hotPool;
@@ -146,7 +152,7 @@ export function createDatabase(options: DatabaseOptions): Database {
   // Raw queries find the same tables Prisma does.
   const settings = `-c search_path=${quoteIdent(schema)}${options.statementTimeoutMs ? ` -c statement_timeout=${Math.floor(options.statementTimeoutMs)}` : ''}`;
   const pool = new pg.Pool({ Client: PooledClient, connectionString: options.url, max: options.poolSize ?? 10, options: settings });
-  const hotPool = new pg.Pool({ Client: PooledClient, connectionString: options.url, max: options.poolSize ?? 10, options: `${settings} -c plan_cache_mode=force_generic_plan` });
+  const hotPool = new pg.Pool({ Client: PooledClient, connectionString: options.url, max: options.poolSize ?? 10, options: `${settings} -c plan_cache_mode=force_generic_plan -c enable_seqscan=off` });
   // A dropped connection is replaced by the pool; without a listener the error would crash the process.
   pool.on('error', () => {});
   hotPool.on('error', () => {});

@@ -10,7 +10,7 @@ export { matchEvents, matchStoredEvents, type MatchResult } from './match/match-
 export { DUE_PERIODS_PAGE, requestDuePeriods, scheduleTick, type DeliverHere, type DeliveringHere, type DuePeriod } from './schedule/due-periods';
 export { deliverPeriods } from './deliver/deliver';
 export { flushRule } from './deliver/flush-rule';
-export { sendDelivery, sendDeliveries, messageIdFor, EVENTS_PER_MAIL, type SendContext, type SendManyOptions, type SendManyResult, type SendOutcome } from './send/send-delivery';
+export { sendDelivery, sendDeliveries, messageIdFor, CLAIM_AHEAD, EVENTS_PER_MAIL, type SendContext, type SendManyOptions, type SendManyResult, type SendOutcome } from './send/send-delivery';
 export { retryDelivery } from './send/retry-delivery';
 export { OutagePause } from './send/outage-pause';
 export { requestSend } from './send/request-send';

@@ -33,6 +33,13 @@ describe('medianMeasure', () => {
     expect(measure.pass).toBe(true);
   });
 
+  it('judges each figure as it reports it, so rounds that read the same get the same verdict', () => {
+    for (const value of [1.996, 2.004]) expect(limit(value)).toMatchObject({ value: 2, pass: true });
+    expect(limit(2.006)).toMatchObject({ value: 2.01, pass: false });
+    for (const value of [79.96, 80.04]) expect(ratio(value)).toMatchObject({ ratio: 0.8, pass: true });
+    expect(ratio(79.94)).toMatchObject({ ratio: 0.799, pass: false });
+  });
+
   it('fails a measure whose checks failed in any round, whatever its median', () => {
     const measure = medianMeasure([ratio(95), ratio(90, false), ratio(92)]);
     expect(measure.ratio).toBe(0.92);

@@ -45,6 +45,12 @@ describe('analyzeGrownTables', () => {
     return [];
   }
 
+  /** The plan a session keeps for one of its prepared statements, run with `args` (SQL literals). */
+  async function keptPlan(session: { query<R extends pg.QueryResultRow>(text: string): Promise<pg.QueryResult<R>> }, statement: string, args: string): Promise<string> {
+    const { rows } = await session.query<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE "${statement}"(${args})`);
+    return rows.map((row) => row['QUERY PLAN']).join('\n');
+  }
+
   it('replaces a cached plan made for a small table once the table has doubled, and leaves a table that has not', async () => {
     const client = await db.pool.connect();
     try {
@@ -54,10 +60,7 @@ describe('analyzeGrownTables', () => {
       await client.query('SET plan_cache_mode = force_generic_plan');
       const id = randomUUID();
       await client.query({ name: 'one-organization', text: 'SELECT name FROM organizations WHERE id = $1', values: [id] });
-      const plan = async () => {
-        const { rows } = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE "one-organization"('${id}')`);
-        return rows.map((row) => row['QUERY PLAN']).join('\n');
-      };
+      const plan = () => keptPlan(client, 'one-organization', `'${id}'`);
       expect(await plan()).toMatch(/Seq Scan on organizations/);
 
       // Fewer changes than the minimum: nothing to do.
@@ -101,12 +104,8 @@ describe('analyzeGrownTables', () => {
         `INSERT INTO deliveries (id, rule_id, email, period_key, event_count) SELECT gen_random_uuid(), $1, 'm@example.com', 'p' || g, 1 FROM generate_series(1, 3000) g`,
         [rule],
       );
-      const explain = async (statement: string, args: string) => {
-        const { rows } = await one.hotPool.query<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE "${statement}"(${args})`);
-        return rows.map((row) => row['QUERY PLAN']).join('\n');
-      };
       const ids = `'{${randomUUID()}}'`;
-      for (const plan of [await explain('notify.claim-deliveries', `${ids}, 30000, 500`), await explain('notify.mark-deliveries-sent', `${ids}, '{<m@test>}'`)]) {
+      for (const plan of [await keptPlan(one.hotPool, 'notify.claim-deliveries', `${ids}, 30000, 500`), await keptPlan(one.hotPool, 'notify.mark-deliveries-sent', `${ids}, '{<m@test>}'`)]) {
         expect(plan).not.toMatch(/Seq Scan on deliveries/);
         expect(plan).toMatch(/Index Scan using deliveries_p\d{4}_\d{2}_pkey|Bitmap Index Scan on deliveries_p\d{4}_\d{2}_pkey/);
       }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDeliveries, flushDeliveries, PROBE_MEMBERS_FROM, recordMatches, type Transaction } from '@notify/db';
+import { claimDeliveries, createDeliveries, flushDeliveries, PROBE_MEMBERS_FROM, recordMatches, releaseDeliveries, withTransaction, type Transaction } from '@notify/db';
 import { createTestDatabase } from '../support/database';
 
 // The three statements that make deliveries meet a call's matches with their rules' members in
@@ -197,5 +197,47 @@ describe('deliveries are the same whichever way a call meets its members', () =>
     expect(scanned.matches.filter((row) => row.audience === `@${quiet}`)).toHaveLength(1);
     expect(probed.deliveries).toEqual(scanned.deliveries);
     expect(probed.matches).toEqual(scanned.matches);
+  });
+
+  // Last: it commits, on the pool's connections (the calls above check what theirs prepared).
+  it('flushDeliveries with claimUpTo: the deliveries made claimed answer as claimDeliveries would, repeats and the event limit too', async () => {
+    const rules = await scenario();
+    const [digest] = rules;
+    // A repeat in the period flushed, counted for every member; a period with repeats only stays.
+    const repeat = async (periodKey: string) => {
+      const { id, receivedAt } = await event();
+      await db.pool.query(
+        `INSERT INTO matches (rule_id, organization_id, event_id, event_received_at, period_key, due_at, status, audience, created_at) VALUES ($1, $2, $3, $4, $5, $6, 'repeat', '', $6)`,
+        [digest, org, id, receivedAt, periodKey, now],
+      );
+    };
+    await repeat('p');
+    await repeat('only-repeats');
+    const flush = (ruleIds: string[], claimUpTo: number) =>
+      withTransaction(db, (tx) => flushDeliveries(tx, ruleIds, `f${now.getTime()}-${claimUpTo}`, now, { claimUpTo, eventLimit: 3 }));
+    const { deliveries, claimed, events } = await flush(rules, 100);
+    expect(deliveries.length).toBeGreaterThanOrEqual(4);
+    expect(claimed.map((delivery) => delivery.id).sort()).toEqual(deliveries.map((delivery) => delivery.id).sort());
+    expect(events.get(digest!)).toBe(5);
+    const ids = deliveries.map((delivery) => delivery.id);
+    const { rows } = await db.pool.query<{ status: string; attempts: number }>(`SELECT DISTINCT status::text, attempts FROM deliveries WHERE id = ANY($1::uuid[])`, [ids]);
+    expect(rows).toEqual([{ status: 'sending', attempts: 1 }]);
+
+    // Given back and claimed by the send stage's statement: the same answers.
+    await releaseDeliveries(db, ids);
+    const again = await claimDeliveries(db, ids, 30_000, 3);
+    for (const delivery of claimed) expect(delivery).toEqual({ ...again.get(delivery.id) });
+    // The member in Berlin has 4 events (3 shown), everyone of the digest the repeat moved along.
+    const ofDigest = claimed.filter((delivery) => delivery.rule_id === digest);
+    expect(ofDigest.map((delivery) => [delivery.events_shown, delivery.repeats]).sort()).toEqual([[2, 1], [3, 1]]);
+    expect(JSON.parse(ofDigest.find((delivery) => delivery.events_shown === 3)!.events)).toHaveLength(3);
+
+    // Room for one: one made claimed, the others pending for a claim of their own.
+    const more = await scenario();
+    const one = await flush(more, 1);
+    expect(one.claimed).toHaveLength(1);
+    const statuses = await db.pool.query<{ id: string; status: string; attempts: number }>(`SELECT id, status::text, attempts FROM deliveries WHERE id = ANY($1::uuid[])`, [one.deliveries.map((delivery) => delivery.id)]);
+    expect(statuses.rows.filter((row) => row.status === 'sending').map((row) => [row.id, row.attempts])).toEqual([[one.claimed[0]!.id, 1]]);
+    expect(statuses.rows.filter((row) => row.status === 'pending')).toHaveLength(one.deliveries.length - 1);
   });
 });

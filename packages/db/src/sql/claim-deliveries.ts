@@ -45,7 +45,7 @@ export interface ClaimedDelivery {
  * A match `m` of the claimed delivery's period that is its member's (as createDeliveries chose
  * them): for every member, of their time zone since they came into it, or their own.
  */
-const MEMBERS_MATCH = `(m.audience = '' OR m.audience = '@' || c.team_member_id::text
+export const MEMBERS_MATCH = `(m.audience = '' OR m.audience = '@' || c.team_member_id::text
   OR (m.audience = c.time_zone AND m.created_at >= COALESCE(c.zone_since, '-infinity')))`;
 
 /**

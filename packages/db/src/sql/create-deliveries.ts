@@ -1,4 +1,5 @@
 import { clientOf, named, type Transaction } from '../client';
+import { CLAIMED_DELIVERY_COLUMNS, claimedEvents, MEMBERS_MATCH, type ClaimedDelivery } from './claim-deliveries';
 
 /** A delivery createDeliveries made: its id and its rule's. */
 export interface CreatedDelivery {
@@ -149,7 +150,29 @@ export const deliveriesInsert = (keys: 'any' | 'fresh', claimUpTo?: string): str
         AND NOT EXISTS (SELECT 1 FROM deliveries d
                          WHERE d.rule_id = b.rule_id AND d.team_member_id = b.member_id AND d.period_key = b.period_key)`}
      ON CONFLICT DO NOTHING
-     RETURNING id, rule_id::text AS rule_id${claimUpTo ? ', status, team_member_id, email, period_key, attempts, first_event_at, time_zone' : ''}`;
+     RETURNING id, rule_id::text AS rule_id${claimUpTo ? ', status, team_member_id, email, period_key, attempts, first_event_at, time_zone, zone_since' : ''}`;
+
+/**
+ * The CTE `claimed`: the deliveries of `inserted` (deliveriesInsert with `claimUpTo`) made claimed,
+ * with what a claim reads of their rule and organization (claimDeliveries' `claimed`).
+ */
+export const CLAIMED_INSERTED = `claimed AS (
+       SELECT d.id, d.rule_id, d.team_member_id, d.email, d.period_key, d.attempts, d.first_event_at, d.time_zone, d.zone_since,
+              r.name AS rule_name, r.scope, r.frequency, o.name AS organization_name, o.timezone, NULL::jsonb AS test_event
+         FROM inserted d JOIN notification_rules r ON r.id = d.rule_id::uuid JOIN organizations o ON o.id = r.organization_id
+        WHERE d.status = 'sending'
+     )`;
+
+/**
+ * Each delivery `c` of CLAIMED_INSERTED as claimDeliveries answers one: its events are its batch's
+ * rows of `recipients` (the matches the statement writes are not there for it to read), the newest
+ * `limit` (SQL) when given; `repeats` (SQL) counts the period's repeats that are its member's.
+ */
+export const claimedInsertedRows = (repeats: string, limit?: string): string => `SELECT ${CLAIMED_DELIVERY_COLUMNS}, ev.events, ev.events_shown, ev.event_ids, ${repeats} AS repeats
+           FROM claimed c LEFT JOIN team_members t ON t.id = c.team_member_id
+          CROSS JOIN LATERAL (
+            ${claimedEvents('recipients', 'm.rule_id = c.rule_id::uuid AND m.period_key = c.period_key AND m.member_id = c.team_member_id AND m.quiet_until IS NULL', limit)}
+          ) ev`;
 
 /**
  * Turns the pending matches of (rule, period) pairs into deliveries, one per member, in one
@@ -188,7 +211,22 @@ export interface FlushedDeliveries {
   deliveries: CreatedDelivery[];
   /** A digest match recorded for several member zones counts once; a rule without pending matches is not there. */
   events: Map<string, number>;
+  /** The deliveries made claimed (FlushClaims), as claimDeliveries would answer them. */
+  claimed: ClaimedDelivery[];
 }
+
+/**
+ * Make up to `claimUpTo` of the deliveries claimed for this process's sender and answer them as
+ * claimDeliveries would (RecordMatchesOptions.claimUpTo says why, and what the caller then owes),
+ * each with its newest `eventLimit` events (claimDeliveries' eventLimit).
+ */
+export interface FlushClaims {
+  claimUpTo: number;
+  eventLimit: number;
+}
+
+/** A row of flushDeliveries' statement: the events each rule's matches were of (JSON, on every row), a delivery made (if any), claimed or not. */
+type FlushRow = { counts: string | null; delivery_id: string | null; delivery_rule_id: string | null } & ({ id: null } | ClaimedDelivery);
 
 /**
  * An operator's flush of rules, in one statement for any number of them: every pending match of
@@ -197,12 +235,15 @@ export interface FlushedDeliveries {
  * leaves move with it (the e-mail counts them). The caller holds the rules' rows, and the key is
  * fresh. Moving and delivering in one statement writes each match once, not twice: the second
  * write, with every index of the match updated again, was a third of PostgreSQL's time in a flush.
+ * Deliveries made claimed (`claims`) are answered with their events, read from the matches the
+ * statement took: sending them costs no claim statement, which read the matches again and wrote
+ * each delivery's row a second time.
  */
-export async function flushDeliveries(tx: Transaction, ruleIds: readonly string[], periodKey: string, now: Date): Promise<FlushedDeliveries> {
-  if (!ruleIds.length) return { deliveries: [], events: new Map() };
+export async function flushDeliveries(tx: Transaction, ruleIds: readonly string[], periodKey: string, now: Date, claims: FlushClaims = { claimUpTo: 0, eventLimit: 0 }): Promise<FlushedDeliveries> {
+  if (!ruleIds.length) return { deliveries: [], events: new Map(), claimed: [] };
   const rules = [...new Set(ruleIds)];
   const join = membersJoinFor(rules.length);
-  const { rows } = await clientOf(tx).query<{ id: string | null; rule_id: string; events: number | null }>(named(joinedName('flush-deliveries', join),
+  const { rows } = await clientOf(tx).query<FlushRow>(named(joinedName('flush-deliveries', join),
     `WITH ${ruleStatus('notification_rules r WHERE r.id = ANY($1::uuid[])')}, taken AS (
        -- One pass over the rules' matches moves both: each pending match, taken, and each repeat of
        -- a period that has a pending match (it leaves with it; its status stays, so no recipient
@@ -219,20 +260,37 @@ export async function flushDeliveries(tx: Transaction, ruleIds: readonly string[
                    AND (SELECT true FROM matches p WHERE p.rule_id = m.rule_id AND p.period_key = m.period_key AND p.status::text = 'pending' LIMIT 1)))
        RETURNING ${TAKEN_COLUMNS}
      ), ${deliveriesFromTaken('$3', join)}, inserted AS (
-     ${deliveriesInsert('fresh')}
+     ${deliveriesInsert('fresh', '$4::int')}
+     ), ${CLAIMED_INSERTED}, repeats AS MATERIALIZED (
+       -- The repeats moved (usually none), read once rather than from taken for each claimed delivery.
+       SELECT rule_id, audience, created_at FROM taken WHERE status::text = 'repeat'
+     ), answered AS MATERIALIZED (
+       -- Each claimed delivery's answer, worked out once: joined below as a subquery, it was worked
+       -- out again for each delivery made (a kept plan's nested loop, one row estimated for each).
+       ${claimedInsertedRows(`(SELECT count(*)::int FROM repeats m WHERE m.rule_id = c.rule_id::uuid AND ${MEMBERS_MATCH})`, '$5::int')}
+     ), counted AS (
+       -- A rule's matches are its organization's events: their ids alone tell them apart (a record's
+       -- comparison made this count 5% of the statement, 100 matches).
+       SELECT json_object_agg(rule_id, events)::text AS counts
+         FROM (SELECT rule_id, count(DISTINCT event_id)::int AS events FROM taken WHERE status::text <> 'repeat' GROUP BY rule_id) s
      )
-     SELECT id, rule_id, NULL::int AS events FROM inserted
-      UNION ALL
-     -- A rule's matches are its organization's events: their ids alone tell them apart (a record's
-     -- comparison made this count 5% of the statement, 100 matches).
-     SELECT NULL, rule_id::text, count(DISTINCT event_id)::int FROM taken WHERE status::text <> 'repeat' GROUP BY rule_id`,
-    [rules, periodKey, now],
+     -- The counts on every row, with a delivery each (claimed or not), or one row without. A claimed
+     -- one's repeats are those the statement moved to its period (the key is fresh).
+     SELECT a.counts, x.*
+       FROM counted a LEFT JOIN (
+         SELECT i.id AS delivery_id, i.rule_id AS delivery_rule_id, y.* FROM inserted i LEFT JOIN answered y ON y.id = i.id
+       ) x ON true`,
+    [rules, periodKey, now, Math.max(0, Math.floor(claims.claimUpTo)), claims.eventLimit],
   ));
   const deliveries: CreatedDelivery[] = [];
-  const events = new Map<string, number>();
+  const claimed: ClaimedDelivery[] = [];
   for (const row of rows) {
-    if (row.id !== null) deliveries.push({ id: row.id, ruleId: row.rule_id });
-    else events.set(row.rule_id, row.events ?? 0);
+    if (row.delivery_id !== null) deliveries.push({ id: row.delivery_id, ruleId: row.delivery_rule_id! });
+    if (row.id !== null) {
+      const { counts: _counts, delivery_id: _id, delivery_rule_id: _rule, ...delivery } = row;
+      claimed.push(delivery as ClaimedDelivery);
+    }
   }
-  return { deliveries, events };
+  const counts = rows[0]?.counts ? (JSON.parse(rows[0].counts) as Record<string, number>) : {};
+  return { deliveries, events: new Map(Object.entries(counts)), claimed };
 }

@@ -1,6 +1,6 @@
 import { clientOf, named, plainArray, rowAnswers, type Transaction } from '../client';
-import { CLAIMED_DELIVERY_COLUMNS, claimedEvents, type ClaimedDelivery } from './claim-deliveries';
-import { deliveriesFromTaken, deliveriesInsert, joinedName, membersJoinFor, TAKEN_STATUS } from './create-deliveries';
+import type { ClaimedDelivery } from './claim-deliveries';
+import { CLAIMED_INSERTED, claimedInsertedRows, deliveriesFromTaken, deliveriesInsert, joinedName, membersJoinFor, TAKEN_STATUS } from './create-deliveries';
 
 export interface NewMatch {
   ruleId: string;
@@ -98,13 +98,7 @@ export async function recordMatches(
          FROM recorded WHERE status::text IN ('delivered', 'dropped')
      ), ${deliveriesFromTaken('$10::timestamptz', join)}, inserted AS (
      ${deliveriesInsert('fresh', '$15::int')}
-     ), claimed AS (
-       -- The deliveries made claimed (up to $15) with what a claim reads of their rule and organization.
-       SELECT d.id, d.rule_id, d.team_member_id, d.email, d.period_key, d.attempts, d.first_event_at, d.time_zone,
-              r.name AS rule_name, r.scope, r.frequency, o.name AS organization_name, o.timezone, NULL::jsonb AS test_event
-         FROM inserted d JOIN notification_rules r ON r.id = d.rule_id::uuid JOIN organizations o ON o.id = r.organization_id
-        WHERE d.status = 'sending'
-     ), answer AS (
+     ), ${CLAIMED_INSERTED}, answer AS (
        SELECT string_agg(CASE WHEN r.rule_id IS NULL THEN '0' ELSE '1' END, '' ORDER BY n.i) AS recorded,
               (SELECT string_agg(id::text, ',') FROM inserted) AS deliveries
          FROM n LEFT JOIN recorded r
@@ -112,15 +106,10 @@ export async function recordMatches(
           AND r.event_received_at = n.event_received_at AND r.audience = n.audience
      )
      -- The answer on every row, with a claimed delivery each (as claimDeliveries reads one), or one
-     -- row without. Its events are its batch's recipients rows (the matches this statement writes
-     -- are not there for it to read); a fresh instant period has no repeats.
+     -- row without. A fresh instant period has no repeats.
      SELECT a.recorded, a.deliveries, x.*
        FROM answer a LEFT JOIN LATERAL (
-         SELECT ${CLAIMED_DELIVERY_COLUMNS}, ev.events, ev.events_shown, ev.event_ids, 0 AS repeats
-           FROM claimed c LEFT JOIN team_members t ON t.id = c.team_member_id
-          CROSS JOIN LATERAL (
-            ${claimedEvents('recipients', 'm.rule_id = c.rule_id::uuid AND m.period_key = c.period_key AND m.member_id = c.team_member_id AND m.quiet_until IS NULL')}
-          ) ev
+         ${claimedInsertedRows('0')}
        ) x ON true`,
     [
       plainArray(matches.map((m) => m.ruleId)),

@@ -3,6 +3,7 @@ import { flushDeliveries, lockRules, withTransaction } from '@notify/db';
 import { Batcher } from '../batcher';
 import type { PipelineContext } from '../context';
 import { requestSend } from '../send/request-send';
+import { CLAIM_AHEAD, EVENTS_PER_MAIL } from '../send/send-delivery';
 
 export interface FlushResult {
   /** Events whose pending matches were sent now. */
@@ -58,13 +59,16 @@ async function flushRules(ctx: PipelineContext, ruleIds: readonly string[]): Pro
   // Both statements find their rows by rule id. Left to choose, PostgreSQL planned the flush
   // statement afresh on every call (2.6 ms each, more than running it), the plan for a call's few
   // rules always looking cheaper than one kept for any.
-  const { found, events, deliveries } = await withTransaction(ctx.db, async (tx) => {
+  // The deliveries this process sends are made claimed for its sender, as an instant rule's first
+  // match's are (matchEvents): as many as one claim statement takes, and it has room for.
+  const claimUpTo = Math.min(ctx.sendHere?.room() ?? 0, CLAIM_AHEAD);
+  const { found, events, deliveries, claimed } = await withTransaction(ctx.db, async (tx) => {
     const found = await lockRules(tx, ruleIds);
-    return { found, ...(await flushDeliveries(tx, [...found], periodKey, now)) };
+    return { found, ...(await flushDeliveries(tx, [...found], periodKey, now, { claimUpTo, eventLimit: EVENTS_PER_MAIL })) };
   }, { genericPlans: true });
   // Should this fail, the deliveries wait as pending (the reconciler asks again); each flush of the
   // batch reports it, as it would alone.
-  const sendError = await requestSend(ctx, deliveries.map((delivery) => delivery.id)).then(
+  const sendError = await requestSend(ctx, deliveries.map((delivery) => delivery.id), claimed.length ? new Map(claimed.map((delivery) => [delivery.id, delivery])) : undefined).then(
     () => undefined,
     (error: unknown) => error ?? new Error('send request failed'),
   );

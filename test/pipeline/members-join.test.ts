@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimDeliveries, createDeliveries, flushDeliveries, PROBE_MEMBERS_FROM, recordMatches, releaseDeliveries, withTransaction, type Transaction } from '@notify/db';
+import { claimDeliveries, createDeliveries, flushDeliveries, PROBE_MEMBERS_FROM, recordMatches, releaseDeliveries, withTransaction, type MadeDeliveries, type Transaction } from '@notify/db';
 import { createTestDatabase } from '../support/database';
 
 // The three statements that make deliveries meet a call's matches with their rules' members in
@@ -199,45 +199,57 @@ describe('deliveries are the same whichever way a call meets its members', () =>
     expect(probed.matches).toEqual(scanned.matches);
   });
 
-  // Last: it commits, on the pool's connections (the calls above check what theirs prepared).
-  it('flushDeliveries with claimUpTo: the deliveries made claimed answer as claimDeliveries would, repeats and the event limit too', async () => {
-    const rules = await scenario();
-    const [digest] = rules;
-    // A repeat in the period flushed, counted for every member; a period with repeats only stays.
-    const repeat = async (periodKey: string) => {
-      const { id, receivedAt } = await event();
-      await db.pool.query(
-        `INSERT INTO matches (rule_id, organization_id, event_id, event_received_at, period_key, due_at, status, audience, created_at) VALUES ($1, $2, $3, $4, $5, $6, 'repeat', '', $6)`,
-        [digest, org, id, receivedAt, periodKey, now],
-      );
-    };
-    await repeat('p');
-    await repeat('only-repeats');
-    const flush = (ruleIds: string[], claimUpTo: number) =>
-      withTransaction(db, (tx) => flushDeliveries(tx, ruleIds, `f${now.getTime()}-${claimUpTo}`, now, { claimUpTo, eventLimit: 3 }));
-    const { deliveries, claimed, events } = await flush(rules, 100);
-    expect(deliveries.length).toBeGreaterThanOrEqual(4);
-    expect(claimed.map((delivery) => delivery.id).sort()).toEqual(deliveries.map((delivery) => delivery.id).sort());
-    expect(events.get(digest!)).toBe(5);
-    const ids = deliveries.map((delivery) => delivery.id);
-    const { rows } = await db.pool.query<{ status: string; attempts: number }>(`SELECT DISTINCT status::text, attempts FROM deliveries WHERE id = ANY($1::uuid[])`, [ids]);
-    expect(rows).toEqual([{ status: 'sending', attempts: 1 }]);
+  /** A repeat of the scenario's digest rule (`digest`) in `periodKey`, for every member. */
+  async function repeat(digest: string, periodKey: string): Promise<void> {
+    const { id, receivedAt } = await event();
+    await db.pool.query(
+      `INSERT INTO matches (rule_id, organization_id, event_id, event_received_at, period_key, due_at, status, audience, created_at) VALUES ($1, $2, $3, $4, $5, $6, 'repeat', '', $6)`,
+      [digest, org, id, receivedAt, periodKey, now],
+    );
+  }
 
+  /**
+   * What a call that made deliveries claimed (`make`, with room for `claimUpTo`, 3 events each) answered,
+   * checked: the deliveries made claimed are sending with one attempt, the others pending, and each
+   * answers as claimDeliveries answers it once given back. Returns the claimed ones.
+   */
+  async function claimedAsClaimed(make: (claims: { claimUpTo: number; eventLimit: number }) => Promise<MadeDeliveries>, claimUpTo: number) {
+    const { deliveries, claimed } = await make({ claimUpTo, eventLimit: 3 });
+    expect(deliveries.length).toBeGreaterThanOrEqual(4);
+    expect(claimed).toHaveLength(Math.min(claimUpTo, deliveries.length));
+    const ids = deliveries.map((delivery) => delivery.id);
+    const { rows } = await db.pool.query<{ id: string; status: string; attempts: number }>(`SELECT id, status::text, attempts FROM deliveries WHERE id = ANY($1::uuid[])`, [ids]);
+    const claimedIds = new Set(claimed.map((delivery) => delivery.id));
+    for (const row of rows) expect([row.status, row.attempts]).toEqual(claimedIds.has(row.id) ? ['sending', 1] : ['pending', 0]);
     // Given back and claimed by the send stage's statement: the same answers.
-    await releaseDeliveries(db, ids);
-    const again = await claimDeliveries(db, ids, 30_000, 3);
+    await releaseDeliveries(db, [...claimedIds]);
+    const again = await claimDeliveries(db, [...claimedIds], 30_000, 3);
     for (const delivery of claimed) expect(delivery).toEqual({ ...again.get(delivery.id) });
+    return claimed;
+  }
+
+  // Last: these commit, on the pool's connections (the calls above check what theirs prepared).
+  it('flushDeliveries and createDeliveries with claims: the deliveries made claimed answer as claimDeliveries would, repeats and the event limit too', async () => {
+    // A repeat in the period, counted for every member; a period with repeats only stays.
+    const flushed = await scenario();
+    await repeat(flushed[0]!, 'p');
+    await repeat(flushed[0]!, 'only-repeats');
+    const flush = (rules: string[], key: string) => (claims: { claimUpTo: number; eventLimit: number }) =>
+      withTransaction(db, (tx) => flushDeliveries(tx, rules, key, now, claims));
+    const claimed = await claimedAsClaimed(flush(flushed, `f${now.getTime()}`), 100);
     // The member in Berlin has 4 events (3 shown), everyone of the digest the repeat moved along.
-    const ofDigest = claimed.filter((delivery) => delivery.rule_id === digest);
+    const ofDigest = claimed.filter((delivery) => delivery.rule_id === flushed[0]);
     expect(ofDigest.map((delivery) => [delivery.events_shown, delivery.repeats]).sort()).toEqual([[2, 1], [3, 1]]);
     expect(JSON.parse(ofDigest.find((delivery) => delivery.events_shown === 3)!.events)).toHaveLength(3);
-
     // Room for one: one made claimed, the others pending for a claim of their own.
-    const more = await scenario();
-    const one = await flush(more, 1);
-    expect(one.claimed).toHaveLength(1);
-    const statuses = await db.pool.query<{ id: string; status: string; attempts: number }>(`SELECT id, status::text, attempts FROM deliveries WHERE id = ANY($1::uuid[])`, [one.deliveries.map((delivery) => delivery.id)]);
-    expect(statuses.rows.filter((row) => row.status === 'sending').map((row) => [row.id, row.attempts])).toEqual([[one.claimed[0]!.id, 1]]);
-    expect(statuses.rows.filter((row) => row.status === 'pending')).toHaveLength(one.deliveries.length - 1);
+    await claimedAsClaimed(flush(await scenario(), `f${now.getTime() + 1}`), 1);
+
+    const due = await scenario();
+    await repeat(due[0]!, 'p');
+    const create = (rules: string[]) => (claims: { claimUpTo: number; eventLimit: number }) =>
+      withTransaction(db, (tx) => createDeliveries(tx, rules.map((ruleId) => ({ ruleId, periodKey: 'p' })), now, claims));
+    const made = await claimedAsClaimed(create(due), 100);
+    expect(made.filter((delivery) => delivery.rule_id === due[0]).map((delivery) => [delivery.events_shown, delivery.repeats]).sort()).toEqual([[2, 1], [3, 1]]);
+    await claimedAsClaimed(create(await scenario()), 1);
   });
 });

@@ -275,7 +275,7 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
 
     const declined = await claimedDelivery();
     const full = { ...ctx, sendHere: { take: (ids: readonly string[]) => [...ids], room: () => 0 } };
-    await requestSend(full, [declined.id], new Map([[declined.id, declined]]));
+    await requestSend(full, [declined.id], [declined]);
     expect(await row(declined.id)).toEqual({ status: 'pending', attempts: 0 });
     expect(await ctx.queues.send.getJob(`send.${declined.id}`)).toBeDefined();
   });

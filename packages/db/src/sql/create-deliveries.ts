@@ -125,6 +125,51 @@ export const deliveriesFromTaken = (now: string, join: MembersJoin): string => `
        ON CONFLICT DO NOTHING
      )`;
 
+/**
+ * Deliveries a statement makes claimed for this process's sender as it makes them, answered as
+ * claimDeliveries would answer them (RecordMatchesOptions.claimUpTo says why, and what the caller
+ * then owes): at most `claimUpTo`, each with its newest `eventLimit` events (claimDeliveries'
+ * eventLimit).
+ */
+export interface ClaimsWhenMade {
+  claimUpTo: number;
+  eventLimit: number;
+}
+
+const NO_CLAIMS: ClaimsWhenMade = { claimUpTo: 0, eventLimit: 0 };
+
+/** What a statement that makes deliveries answers: the deliveries made, and those of them made claimed (ClaimsWhenMade). */
+export interface MadeDeliveries {
+  deliveries: CreatedDelivery[];
+  claimed: ClaimedDelivery[];
+}
+
+/**
+ * The CTE `answered`: each delivery of CLAIMED_INSERTED answered (claimedInsertedRows, `repeats`
+ * its count of the period's repeats; the event limit is the statement's `$5`), worked out once.
+ * Joined to the deliveries made as a subquery, it was worked out again for each of them (a kept
+ * plan's nested loop, one row estimated for each).
+ */
+const answeredClaims = (repeats: string): string => `answered AS MATERIALIZED (
+       ${claimedInsertedRows(repeats, '$5::int')}
+     )`;
+
+/** A row of a statement that makes deliveries: a delivery made (its id null when it made none) and, if claimed, its claim's answer. */
+type MadeRow = { delivery_id: string | null; delivery_rule_id: string | null } & ({ id: null } | ClaimedDelivery);
+
+/** The deliveries of a statement's rows (MadeRow, with any answer of the statement's own, `counts`, left out). */
+function madeDeliveries(rows: ReadonlyArray<MadeRow & { counts?: unknown }>): MadeDeliveries {
+  const deliveries: CreatedDelivery[] = [];
+  const claimed: ClaimedDelivery[] = [];
+  for (const row of rows) {
+    if (row.delivery_id === null) continue;
+    deliveries.push({ id: row.delivery_id, ruleId: row.delivery_rule_id! });
+    const { delivery_id: _id, delivery_rule_id: _rule, counts: _counts, ...answer } = row;
+    if (answer.id !== null) claimed.push(answer as ClaimedDelivery);
+  }
+  return { deliveries, claimed };
+}
+
 /** A statement's name with its members' join: the texts differ (named statements keep one text a name). */
 export const joinedName = (name: string, join: MembersJoin): string => (join === 'scan' ? name : `${name}-probe`);
 
@@ -185,12 +230,12 @@ export const claimedInsertedRows = (repeats: string, limit?: string): string => 
  * Quiet hours: a member in theirs at `now` (in their zone) gets an instant or hourly batch that has
  * no critical event as matches of their own, held until the quiet hours end (period key
  * `q<epoch ms>`, see periodKeys); everything held for them then goes out as one e-mail.
- * Returns the deliveries created.
+ * Returns the deliveries created, with those made claimed (`claims`) answered as a claim would.
  */
-export async function createDeliveries(tx: Transaction, periods: ReadonlyArray<{ ruleId: string; periodKey: string }>, now: Date): Promise<CreatedDelivery[]> {
-  if (!periods.length) return [];
+export async function createDeliveries(tx: Transaction, periods: ReadonlyArray<{ ruleId: string; periodKey: string }>, now: Date, claims: ClaimsWhenMade = NO_CLAIMS): Promise<MadeDeliveries> {
+  if (!periods.length) return { deliveries: [], claimed: [] };
   const join = membersJoinFor(periods.length);
-  const { rows } = await clientOf(tx).query<{ id: string; rule_id: string }>(named(joinedName('create-deliveries', join),
+  const { rows } = await clientOf(tx).query<MadeRow>(named(joinedName('create-deliveries', join),
     `WITH ${ruleStatus('(SELECT DISTINCT * FROM unnest($1::uuid[], $2::text[]) AS p(rule_id, period_key)) w JOIN notification_rules r ON r.id = w.rule_id', ', w.period_key')}, taken AS (
        UPDATE matches m SET status = rs.status
          FROM rule_status rs
@@ -199,34 +244,20 @@ export async function createDeliveries(tx: Transaction, periods: ReadonlyArray<{
         -- this prepared plan was made with (a fresh month's partition has none).
         WHERE m.rule_id = rs.rule_id AND m.period_key = rs.period_key AND m.status::text = 'pending'
        RETURNING ${TAKEN_COLUMNS}
-     ), ${deliveriesFromTaken('$3', join)}
-     ${deliveriesInsert('any')}`,
-    [periods.map((p) => p.ruleId), periods.map((p) => p.periodKey), now],
+     ), ${deliveriesFromTaken('$3', join)}, inserted AS (
+     ${deliveriesInsert('any', '$4::int')}
+     ), ${CLAIMED_INSERTED}, ${answeredClaims(`(SELECT count(*)::int FROM matches m WHERE m.rule_id = c.rule_id::uuid AND m.period_key = c.period_key AND m.status::text = 'repeat' AND ${MEMBERS_MATCH})`)}
+     SELECT i.id AS delivery_id, i.rule_id AS delivery_rule_id, y.* FROM inserted i LEFT JOIN answered y ON y.id = i.id`,
+    [periods.map((p) => p.ruleId), periods.map((p) => p.periodKey), now, Math.max(0, Math.floor(claims.claimUpTo)), claims.eventLimit],
   ));
-  return rows.map((row) => ({ id: row.id, ruleId: row.rule_id }));
+  return madeDeliveries(rows);
 }
 
-/** What flushDeliveries did: the deliveries it made, and by rule id how many events' pending matches it took. */
-export interface FlushedDeliveries {
-  deliveries: CreatedDelivery[];
+/** What flushDeliveries did: the deliveries it made (MadeDeliveries), and by rule id how many events' pending matches it took. */
+export interface FlushedDeliveries extends MadeDeliveries {
   /** A digest match recorded for several member zones counts once; a rule without pending matches is not there. */
   events: Map<string, number>;
-  /** The deliveries made claimed (FlushClaims), as claimDeliveries would answer them. */
-  claimed: ClaimedDelivery[];
 }
-
-/**
- * Make up to `claimUpTo` of the deliveries claimed for this process's sender and answer them as
- * claimDeliveries would (RecordMatchesOptions.claimUpTo says why, and what the caller then owes),
- * each with its newest `eventLimit` events (claimDeliveries' eventLimit).
- */
-export interface FlushClaims {
-  claimUpTo: number;
-  eventLimit: number;
-}
-
-/** A row of flushDeliveries' statement: the events each rule's matches were of (JSON, on every row), a delivery made (if any), claimed or not. */
-type FlushRow = { counts: string | null; delivery_id: string | null; delivery_rule_id: string | null } & ({ id: null } | ClaimedDelivery);
 
 /**
  * An operator's flush of rules, in one statement for any number of them: every pending match of
@@ -239,11 +270,11 @@ type FlushRow = { counts: string | null; delivery_id: string | null; delivery_ru
  * statement took: sending them costs no claim statement, which read the matches again and wrote
  * each delivery's row a second time.
  */
-export async function flushDeliveries(tx: Transaction, ruleIds: readonly string[], periodKey: string, now: Date, claims: FlushClaims = { claimUpTo: 0, eventLimit: 0 }): Promise<FlushedDeliveries> {
+export async function flushDeliveries(tx: Transaction, ruleIds: readonly string[], periodKey: string, now: Date, claims: ClaimsWhenMade = NO_CLAIMS): Promise<FlushedDeliveries> {
   if (!ruleIds.length) return { deliveries: [], events: new Map(), claimed: [] };
   const rules = [...new Set(ruleIds)];
   const join = membersJoinFor(rules.length);
-  const { rows } = await clientOf(tx).query<FlushRow>(named(joinedName('flush-deliveries', join),
+  const { rows } = await clientOf(tx).query<MadeRow & { counts: string | null }>(named(joinedName('flush-deliveries', join),
     `WITH ${ruleStatus('notification_rules r WHERE r.id = ANY($1::uuid[])')}, taken AS (
        -- One pass over the rules' matches moves both: each pending match, taken, and each repeat of
        -- a period that has a pending match (it leaves with it; its status stays, so no recipient
@@ -264,11 +295,7 @@ export async function flushDeliveries(tx: Transaction, ruleIds: readonly string[
      ), ${CLAIMED_INSERTED}, repeats AS MATERIALIZED (
        -- The repeats moved (usually none), read once rather than from taken for each claimed delivery.
        SELECT rule_id, audience, created_at FROM taken WHERE status::text = 'repeat'
-     ), answered AS MATERIALIZED (
-       -- Each claimed delivery's answer, worked out once: joined below as a subquery, it was worked
-       -- out again for each delivery made (a kept plan's nested loop, one row estimated for each).
-       ${claimedInsertedRows(`(SELECT count(*)::int FROM repeats m WHERE m.rule_id = c.rule_id::uuid AND ${MEMBERS_MATCH})`, '$5::int')}
-     ), counted AS (
+     ), ${answeredClaims(`(SELECT count(*)::int FROM repeats m WHERE m.rule_id = c.rule_id::uuid AND ${MEMBERS_MATCH})`)}, counted AS (
        -- A rule's matches are its organization's events: their ids alone tell them apart (a record's
        -- comparison made this count 5% of the statement, 100 matches).
        SELECT json_object_agg(rule_id, events)::text AS counts
@@ -282,15 +309,6 @@ export async function flushDeliveries(tx: Transaction, ruleIds: readonly string[
        ) x ON true`,
     [rules, periodKey, now, Math.max(0, Math.floor(claims.claimUpTo)), claims.eventLimit],
   ));
-  const deliveries: CreatedDelivery[] = [];
-  const claimed: ClaimedDelivery[] = [];
-  for (const row of rows) {
-    if (row.delivery_id !== null) deliveries.push({ id: row.delivery_id, ruleId: row.delivery_rule_id! });
-    if (row.id !== null) {
-      const { counts: _counts, delivery_id: _id, delivery_rule_id: _rule, ...delivery } = row;
-      claimed.push(delivery as ClaimedDelivery);
-    }
-  }
   const counts = rows[0]?.counts ? (JSON.parse(rows[0].counts) as Record<string, number>) : {};
-  return { deliveries, events: new Map(Object.entries(counts)), claimed };
+  return { ...madeDeliveries(rows), events: new Map(Object.entries(counts)) };
 }

@@ -21,7 +21,7 @@ export { findDuePeriods, DUE_MATCHES_READ_PER_PERIOD } from './find-due-periods'
 export { lockRules } from './lock-rules';
 export { periodsWithDeliveries } from './periods-with-deliveries';
 export { rekeyPendingMatches } from './rekey-pending-matches';
-export { createDeliveries, flushDeliveries, PROBE_MEMBERS_FROM, type CreatedDelivery, type FlushClaims, type FlushedDeliveries } from './create-deliveries';
+export { createDeliveries, flushDeliveries, PROBE_MEMBERS_FROM, type ClaimsWhenMade, type CreatedDelivery, type FlushedDeliveries, type MadeDeliveries } from './create-deliveries';
 // send
 export { claimDeliveries, type ClaimedDelivery, type DeliveryEvent } from './claim-deliveries';
 export { cancelDelivery } from './cancel-delivery';

@@ -1,7 +1,7 @@
 import { periodKeys } from '@notify/core';
 import { createDeliveries, lockRules, periodsWithDeliveries, rekeyPendingMatches, withTransaction } from '@notify/db';
 import type { PipelineContext } from '../context';
-import { requestSend } from '../send/request-send';
+import { claimsForSender, requestSend } from '../send/request-send';
 
 /**
  * The deliver stage: a (rule, period)'s pending matches become deliveries, one per member,
@@ -23,7 +23,8 @@ import { requestSend } from '../send/request-send';
 export async function deliverPeriods(ctx: PipelineContext, periods: ReadonlyArray<{ ruleId: string; periodKey: string }>): Promise<string[]> {
   const unique = [...new Map(periods.map((period) => [`${period.ruleId}|${period.periodKey}`, period])).values()];
   if (!unique.length) return [];
-  const created = await withTransaction(ctx.db, async (tx) => {
+  const claims = claimsForSender(ctx);
+  const { deliveries, claimed } = await withTransaction(ctx.db, async (tx) => {
     const rules = await lockRules(tx, unique.map((period) => period.ruleId));
     const wanted = unique.filter((period) => rules.has(period.ruleId));
     const delivered = await periodsWithDeliveries(tx, wanted);
@@ -33,10 +34,10 @@ export async function deliverPeriods(ctx: PipelineContext, periods: ReadonlyArra
     await rekeyPendingMatches(tx, keyed.flatMap((period) => ('lateKey' in period ? [{ ruleId: period.ruleId, fromKey: period.periodKey, toKey: period.lateKey }] : [])));
     // Matches of a disabled rule or of a rule without members are dropped; a member in their quiet
     // hours has an instant or hourly batch without a critical event held until they end.
-    const deliveries = await createDeliveries(tx, keyed.map((period) => ({ ruleId: period.ruleId, periodKey: 'lateKey' in period ? period.lateKey : period.periodKey })), ctx.now());
-    return deliveries.map((delivery) => delivery.id);
+    return createDeliveries(tx, keyed.map((period) => ({ ruleId: period.ruleId, periodKey: 'lateKey' in period ? period.lateKey : period.periodKey })), ctx.now(), claims);
   });
+  const created = deliveries.map((delivery) => delivery.id);
   // If this fails the deliveries wait as pending; the reconciler asks again.
-  await requestSend(ctx, created);
+  await requestSend(ctx, created, claimed);
   return created;
 }

@@ -2,8 +2,7 @@ import { NotFound, isUuid, periodKeys } from '@notify/core';
 import { flushDeliveries, lockRules, withTransaction } from '@notify/db';
 import { Batcher } from '../batcher';
 import type { PipelineContext } from '../context';
-import { requestSend } from '../send/request-send';
-import { CLAIM_AHEAD, EVENTS_PER_MAIL } from '../send/send-delivery';
+import { claimsForSender, requestSend } from '../send/request-send';
 
 export interface FlushResult {
   /** Events whose pending matches were sent now. */
@@ -59,16 +58,15 @@ async function flushRules(ctx: PipelineContext, ruleIds: readonly string[]): Pro
   // Both statements find their rows by rule id. Left to choose, PostgreSQL planned the flush
   // statement afresh on every call (2.6 ms each, more than running it), the plan for a call's few
   // rules always looking cheaper than one kept for any.
-  // The deliveries this process sends are made claimed for its sender, as an instant rule's first
-  // match's are (matchEvents): as many as one claim statement takes, and it has room for.
-  const claimUpTo = Math.min(ctx.sendHere?.room() ?? 0, CLAIM_AHEAD);
+  // The deliveries this process sends are made claimed for its sender (claimsForSender).
+  const claims = claimsForSender(ctx);
   const { found, events, deliveries, claimed } = await withTransaction(ctx.db, async (tx) => {
     const found = await lockRules(tx, ruleIds);
-    return { found, ...(await flushDeliveries(tx, [...found], periodKey, now, { claimUpTo, eventLimit: EVENTS_PER_MAIL })) };
+    return { found, ...(await flushDeliveries(tx, [...found], periodKey, now, claims)) };
   }, { genericPlans: true });
   // Should this fail, the deliveries wait as pending (the reconciler asks again); each flush of the
   // batch reports it, as it would alone.
-  const sendError = await requestSend(ctx, deliveries.map((delivery) => delivery.id), claimed.length ? new Map(claimed.map((delivery) => [delivery.id, delivery])) : undefined).then(
+  const sendError = await requestSend(ctx, deliveries.map((delivery) => delivery.id), claimed).then(
     () => undefined,
     (error: unknown) => error ?? new Error('send request failed'),
   );

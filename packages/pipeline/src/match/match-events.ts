@@ -3,8 +3,7 @@ import { countSilenced, lockUnmatchedEvents, noticeFindings, openCoalescingWindo
 import type { PipelineContext } from '../context';
 import type { IndexedRule, RuleIndex } from '../rules/rule-index';
 import { PeriodCache } from './period-cache';
-import { requestSend } from '../send/request-send';
-import { CLAIM_AHEAD } from '../send/send-delivery';
+import { claimsForSender, requestSend } from '../send/request-send';
 
 /** Per process: a period stays right until it ends, whichever job asks. */
 const periods = new PeriodCache();
@@ -168,11 +167,8 @@ async function matchInTransaction(ctx: PipelineContext, index: RuleIndex, tx: Tr
   }
 
   // Instant alerts this process sends are made claimed for its sender: no claim statement of
-  // their own. As many as one claim statement takes (CLAIM_AHEAD), and its sender has room for:
-  // a transaction of a burst's hundreds would claim what the sender then declines (two
-  // transactions at once see the same room) and gives back, a write more each; those past it
-  // are claimed ahead of their turn as any list's.
-  const claimUpTo = Math.min(ctx.sendHere?.room() ?? 0, CLAIM_AHEAD);
+  // their own (claimsForSender says how many).
+  const { claimUpTo } = claimsForSender(ctx);
   const { matches: recorded, deliveryIds, claimed } = await recordMatches(tx, marked ? [] : events, matches, now, { claimUpTo });
   const created = recorded.filter((m) => m.status === 'pending');
   const silenced = recorded.filter((m) => m.status === 'silenced').length;
@@ -202,7 +198,7 @@ async function finishMatch(ctx: PipelineContext, { created, silenced, deliveryId
   }
 
   // Should this fail, the deliveries wait in PostgreSQL: the reconciler asks again.
-  await requestSend(ctx, deliveryIds, claimed.length ? new Map(claimed.map((delivery) => [delivery.id, delivery])) : undefined);
+  await requestSend(ctx, deliveryIds, claimed);
   if (silenced) ctx.metrics?.silenced(silenced);
   const matched = new Set(created.map((m) => `${m.ruleId}|${m.organizationId}|${m.eventId}`)).size;
   return { events: eventCount, matches: matched, silenced, immediate: deliveryIds.length };

@@ -211,7 +211,11 @@ export const CLAIMED_INSERTED = `claimed AS (
 /**
  * Each delivery `c` of CLAIMED_INSERTED as claimDeliveries answers one: its events are its batch's
  * rows of `recipients` (the matches the statement writes are not there for it to read), the newest
- * `limit` (SQL) when given; `repeats` (SQL) counts the period's repeats that are its member's.
+ * `limit` (SQL) when given; `repeats` (SQL) counts the period's repeats that are its member's. The
+ * same events as a claim's, which reads every delivered match of the period that is the member's,
+ * but in one case: a period delivered before with every batch held for quiet hours (its matches
+ * delivered, no delivery made) and delivered again for late matches; a claim would show the held
+ * events again, which their own e-mail shows, and this does not (nor does the delivery's count).
  */
 export const claimedInsertedRows = (repeats: string, limit?: string): string => `SELECT ${CLAIMED_DELIVERY_COLUMNS}, ev.events, ev.events_shown, ev.event_ids, ${repeats} AS repeats
            FROM claimed c LEFT JOIN team_members t ON t.id = c.team_member_id

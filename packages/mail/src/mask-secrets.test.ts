@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isHighEntropy, isSecretName, MASK, maskData, maskSecret, maskText, maskTextFully, mayHoldSecret } from './mask-secrets';
+import { isHighEntropy, isSecretName, MASK, maskData, maskDataEntries, maskSecret, maskText, maskTextFully, mayHoldSecret } from './mask-secrets';
 
 const GITHUB_TOKEN = 'tok_R8x2Lq9ZtK4mVb7NcW1yHs5PdJ3fGa6EuQ0i';
 const AWS_SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
@@ -179,5 +179,28 @@ describe('maskData', () => {
     expect(JSON.stringify(maskData(deep))).toContain('…');
     const wide = Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`k${i}`, 'v']));
     expect(Object.keys(maskData(wide) as object).length).toBeLessThan(3000);
+  });
+});
+
+describe('maskDataEntries', () => {
+  // What the e-mail's rows were made of before: the entries of maskData's copy of the first ones.
+  const throughCopy = (data: object, limit: number) => Object.entries(maskData(Object.fromEntries(Object.entries(data).slice(0, limit))) as object);
+
+  it('gives the entries of maskData\'s copy of the first entries, in its order', () => {
+    let deep: unknown = 'x';
+    for (let i = 0; i < 3000; i++) deep = { a: deep };
+    const cases: Array<[object, number]> = [
+      [{ port: 443, service: 'https', banner: 'nginx' }, 20],
+      [{ password: 'hunter22', nested: { token: 'abc', list: [1, 'tok-aaaa-1111'] }, pan: 4111111111111111 }, 20],
+      [JSON.parse('{"__proto__": {"password": "hunter22"}, "b": 1, "10": 2, "2": 3}'), 20],
+      // Keys that mask alike (a secret after `=`) become one entry.
+      [{ 'password=hunter22': 1, 'password=hunter33': 2, other: 3 }, 20],
+      [Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, i % 3 ? 'v' : { secret: `s${i}` }])), 20],
+      [['first', { pwd: 'letmein99' }], 20],
+      [{ deep, after: 'x', last: 'y' }, 20],
+      [{ a: 1, b: 2, c: 3 }, 2],
+      [{}, 20],
+    ];
+    for (const [data, limit] of cases) expect(maskDataEntries(data, limit)).toEqual(throughCopy(data, limit));
   });
 });

@@ -408,9 +408,35 @@ export function maskData(value: unknown, secret = false, budget = { nodes: DATA_
   return copy;
 }
 
-/** The event as an e-mail may show it; `listedTags` and `listedData` bound the work to what is shown. */
-export function maskEvent(event: EventDetails, listed: { tags: number; data: number }): EventDetails {
-  const data = event.data && typeof event.data === 'object' ? (maskData(Object.fromEntries(Object.entries(event.data).slice(0, listed.data))) as Record<string, unknown>) : event.data;
+/**
+ * The first `limit` entries of an object's data, masked: the entries of maskData's copy of them, in
+ * its order, without the copy. A copy without a prototype is a dictionary to V8, and listing its
+ * entries again for the e-mail's rows was a tenth of building a 20-event digest's view (CPU profile;
+ * copying the entries into an object first, another twentieth).
+ */
+export function maskDataEntries(data: object, limit: number): Array<[string, unknown]> {
+  // The object itself is a node, as maskData counts it.
+  const budget = { nodes: DATA_NODE_BUDGET - 1 };
+  // Keys masked alike are one entry, at the first one's place with the last one's value, as in the copy.
+  const masked = new Map<string, unknown>();
+  const keys = Object.keys(data);
+  for (let i = 0; i < keys.length && i < limit; i++) {
+    if (budget.nodes <= 0) {
+      masked.set(OMITTED, OMITTED);
+      break;
+    }
+    const key = keys[i]!;
+    masked.set(maskText(key), maskData((data as Record<string, unknown>)[key], isSecretName(key), budget, 1));
+  }
+  return [...masked];
+}
+
+/** An event as an e-mail may show it (maskEvent): its data as masked entries, null for data that is not an object. */
+export type MaskedEvent = Omit<EventDetails, 'data'> & { data: Array<[string, unknown]> | null };
+
+/** The event as an e-mail may show it; `listed.tags` and `listed.data` bound the work to what is shown. */
+export function maskEvent(event: EventDetails, listed: { tags: number; data: number }): MaskedEvent {
+  const data = event.data && typeof event.data === 'object' ? maskDataEntries(event.data, listed.data) : null;
   return {
     ...event,
     title: maskText(event.title),

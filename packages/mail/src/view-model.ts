@@ -88,12 +88,7 @@ function eventView(shown: EventDetails, zone: string): EventView {
     ? event.tags.slice(0, MAX_TAGS).map((tag) => singleLine(String(tag), 60)).filter(Boolean)
     : [];
   const summary = event.summary ? multiLine(event.summary, 2000) : '';
-  const data =
-    event.data && typeof event.data === 'object'
-      ? Object.entries(event.data)
-          .slice(0, MAX_DATA_ENTRIES)
-          .map(([key, value]) => ({ key: singleLine(key, 60), value: singleLine(dataValue(value), 300) }))
-      : [];
+  const data = event.data ? event.data.map(([key, value]) => ({ key: singleLine(key, 60), value: singleLine(dataValue(value), 300) })) : [];
   return {
     title: singleLine(event.title, 300) || '(untitled event)',
     link: httpUrl(event.url),

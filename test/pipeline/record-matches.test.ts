@@ -132,7 +132,7 @@ describe('recordMatches and noticeFindings answer for each row given, in order',
     await db.pool.query(`INSERT INTO notification_rule_members (rule_id, team_member_id) SELECT $1, unnest($2::uuid[])`, [rule, members]);
     const now = new Date();
     const { deliveryIds, claimed } = await withTransaction(db, (tx) =>
-      recordMatches(tx, [], [match(rule, 'with "quote" and \\backslash', { periodKey: 'i9', deliverNow: true }), match(rule, 'plain', { periodKey: 'b9' })], now, { claimUpTo: 5 }));
+      recordMatches(tx, [], [match(rule, 'with "quote" and \\backslash', { periodKey: 'i9', deliverNow: true }), match(rule, 'plain', { periodKey: 'b9' })], now, { claimUpTo: 5, eventLimit: 500 }));
     expect(deliveryIds).toHaveLength(2);
     expect(claimed.map((delivery) => delivery.id).sort()).toEqual([...deliveryIds].sort());
     const { rows } = await db.pool.query<{ status: string; attempts: number }>(`SELECT status::text, attempts FROM deliveries WHERE id = ANY($1::uuid[])`, [deliveryIds]);
@@ -154,7 +154,7 @@ describe('recordMatches and noticeFindings answer for each row given, in order',
     const { rows: [event] } = await db.pool.query<{ received_at: Date }>(
       `INSERT INTO events (organization_id, id, scope, occurred_at, asset, title) VALUES ($1, 'room for one', 'asset_dns_changed', now(), 'a.example', 't') RETURNING received_at`, [org]);
     const one = await withTransaction(db, (tx) =>
-      recordMatches(tx, [], [{ ...match(rule, 'room for one', { periodKey: 'i10', deliverNow: true }), eventReceivedAt: event!.received_at }], now, { claimUpTo: 1 }));
+      recordMatches(tx, [], [{ ...match(rule, 'room for one', { periodKey: 'i10', deliverNow: true }), eventReceivedAt: event!.received_at }], now, { claimUpTo: 1, eventLimit: 500 }));
     expect(one.deliveryIds).toHaveLength(2);
     expect(one.claimed.map((delivery) => delivery.id)).toHaveLength(1);
     const statuses = await db.pool.query<{ id: string; status: string; attempts: number }>(`SELECT id, status::text, attempts FROM deliveries WHERE id = ANY($1::uuid[])`, [one.deliveryIds]);

@@ -252,7 +252,7 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
         `INSERT INTO events (organization_id, id, scope, occurred_at, asset, title) VALUES ($1, $2, 'asset_dns_changed', now(), 'a.example', $2) RETURNING received_at`, [org, event]);
       const now = new Date();
       const match = { ruleId: rule, organizationId: org, eventId: event, eventReceivedAt: rows[0]!.received_at, periodKey: `i-${event}`, dueAt: now, deliverNow: true };
-      const { claimed } = await withTransaction(db, (tx) => recordMatches(tx, [], [match], now, { claimUpTo: 1 }));
+      const { claimed } = await withTransaction(db, (tx) => recordMatches(tx, [], [match], now, { claimUpTo: 1, eventLimit: 500 }));
       expect(claimed).toHaveLength(1);
       return { ...claimed[0]!, title: event };
     };

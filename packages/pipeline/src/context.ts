@@ -29,7 +29,7 @@ export interface SendHere {
   /**
    * Takes what it can of `deliveryIds`; returns those it declines (it is full, closing, or sending
    * is paused), for the send queue. `claimed`: those of them the statement that made them claimed
-   * for it (RecordMatchesOptions.claimUpTo), sent without a claim of their own; any it declines is the
+   * for it (ClaimsWhenMade), sent without a claim of their own; any it declines is the
    * caller's to give back. It never throws.
    */
   take(deliveryIds: readonly string[], claimed?: ReadonlyMap<string, ClaimedDelivery>): string[];

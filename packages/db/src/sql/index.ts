@@ -11,7 +11,7 @@ export { storeEvents, storeEventsToMatch, type StoredEvent } from './store-event
 export { loadEnabledRules, loadEnabledRulesAfter, type EnabledRule } from './load-enabled-rules';
 export { lockUnmatchedEvents, type UnmatchedEvent } from './lock-unmatched-events';
 export { openCoalescingWindows, type CoalescingWindow } from './open-coalescing-windows';
-export { recordMatches, type NewMatch, type RecordedMatches, type RecordMatchesOptions } from './record-matches';
+export { recordMatches, type NewMatch, type RecordedMatches } from './record-matches';
 export { loadSilences, type UnexpiredSilence } from './load-silences';
 export { countSilenced } from './count-silenced';
 export { noticeFindings, forgetOldFindings, type Finding } from './notice-findings';

@@ -1,6 +1,6 @@
 import { clientOf, named, plainArray, rowAnswers, type Transaction } from '../client';
 import type { ClaimedDelivery } from './claim-deliveries';
-import { CLAIMED_INSERTED, claimedInsertedRows, deliveriesFromTaken, deliveriesInsert, joinedName, membersJoinFor, TAKEN_STATUS } from './create-deliveries';
+import { CLAIMED_INSERTED, claimedInsertedRows, deliveriesFromTaken, deliveriesInsert, joinedName, membersJoinFor, NO_CLAIMS, TAKEN_STATUS, type ClaimsWhenMade } from './create-deliveries';
 
 export interface NewMatch {
   ruleId: string;
@@ -27,22 +27,8 @@ export interface NewMatch {
 export interface RecordedMatches {
   matches: NewMatch[];
   deliveryIds: string[];
-  /** The deliveries of deliveryIds made claimed (`claimUpTo`), as claimDeliveries would answer them. */
+  /** The deliveries of deliveryIds made claimed (ClaimsWhenMade), as claimDeliveries would answer them. */
   claimed: ClaimedDelivery[];
-}
-
-export interface RecordMatchesOptions {
-  /**
-   * Make up to this many of the deliveries claimed for this process's sender (`sending`, their
-   * first attempt counted) and answer them as claimDeliveries would (RecordedMatches.claimed), so
-   * that sending them costs no claim statement of its own: an instant alert's claim was a second
-   * write of its delivery's row (its five indexes again) and a round trip, about a sixth of
-   * PostgreSQL's CPU an event at 200 single-event requests a second. As many as the sender has room
-   * for: it sends them as they come. The caller must hand them to its sender, or give them back
-   * (releaseDeliveries): a delivery left claimed is taken for abandoned only after the claim timeout.
-   * Default 0.
-   */
-  claimUpTo?: number;
 }
 
 /** A row of recordMatches' statement: its answer (on every row), and one claimed delivery, if any (its id null otherwise). */
@@ -57,14 +43,14 @@ type RecordRow = { recorded: string | null; deliveries: string | null } & ({ id:
  * the same statement (createDeliveries' CTEs, quiet hours included): no second statement takes it
  * from pending, and its row is written once. The caller holds those matches' rules' rows. Returns
  * the matches this call recorded (those given, status filled in: `pending` for one delivered now,
- * as asked) and the ids of the deliveries made, with those of them made claimed (`claimUpTo`).
+ * as asked) and the ids of the deliveries made, with those of them made claimed (`claims`).
  */
 export async function recordMatches(
   tx: Transaction,
   events: ReadonlyArray<{ organization_id: string; id: string; received_at: Date | string }>,
   matches: readonly NewMatch[],
   now: Date,
-  options: RecordMatchesOptions = {},
+  claims: ClaimsWhenMade = NO_CLAIMS,
 ): Promise<RecordedMatches> {
   if (!matches.length && !events.length) return { matches: [], deliveryIds: [], claimed: [] };
   // Each match delivered now is an instant rule's first: a period of its own.
@@ -109,7 +95,7 @@ export async function recordMatches(
      -- row without. A fresh instant period has no repeats.
      SELECT a.recorded, a.deliveries, x.*
        FROM answer a LEFT JOIN LATERAL (
-         ${claimedInsertedRows('0')}
+         ${claimedInsertedRows('0', '$16::int')}
        ) x ON true`,
     [
       plainArray(matches.map((m) => m.ruleId)),
@@ -126,7 +112,8 @@ export async function recordMatches(
       events.map((event) => event.id),
       events.map((event) => event.received_at),
       plainArray(matches.map((m) => (m.deliverNow ? 't' : 'f'))),
-      Math.max(0, Math.floor(options.claimUpTo ?? 0)),
+      Math.max(0, Math.floor(claims.claimUpTo)),
+      claims.eventLimit,
     ],
   ));
   const taken = rowAnswers(rows[0]?.recorded, matches.length, 'recordMatches');

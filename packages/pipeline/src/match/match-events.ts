@@ -168,8 +168,7 @@ async function matchInTransaction(ctx: PipelineContext, index: RuleIndex, tx: Tr
 
   // Instant alerts this process sends are made claimed for its sender: no claim statement of
   // their own (claimsForSender says how many).
-  const { claimUpTo } = claimsForSender(ctx);
-  const { matches: recorded, deliveryIds, claimed } = await recordMatches(tx, marked ? [] : events, matches, now, { claimUpTo });
+  const { matches: recorded, deliveryIds, claimed } = await recordMatches(tx, marked ? [] : events, matches, now, claimsForSender(ctx));
   const created = recorded.filter((m) => m.status === 'pending');
   const silenced = recorded.filter((m) => m.status === 'silenced').length;
   // Counted from what this transaction recorded: a retried job counts nothing twice.

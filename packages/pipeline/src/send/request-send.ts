@@ -4,7 +4,7 @@ import { CLAIM_AHEAD, EVENTS_PER_MAIL } from './send-delivery';
 
 /**
  * How many deliveries a statement about to make some may make claimed for this process's sender
- * (ClaimsWhenMade; RecordMatchesOptions.claimUpTo): as many as one claim statement takes
+ * (ClaimsWhenMade): as many as one claim statement takes
  * (CLAIM_AHEAD), and the sender has room for (none without one). A statement of hundreds would
  * claim what the sender then declines (two transactions at once see the same room) and gives back,
  * a write more each; those past it are claimed ahead of their turn as any list's.
@@ -16,7 +16,7 @@ export function claimsForSender(ctx: PipelineContext): ClaimsWhenMade {
 /**
  * Asks for the e-mails of deliveries just made: this process's sender takes what it can (SendHere),
  * the send queue the rest. `claimed`: those made claimed for this process's sender
- * (RecordMatchesOptions.claimUpTo); any it declines is given back (pending) before the queue gets it,
+ * (ClaimsWhenMade); any it declines is given back (pending) before the queue gets it,
  * as a claimed delivery would be skipped by a job's claim until the claim timeout. Should asking
  * fail (Redis away), the deliveries wait in PostgreSQL and the reconciler asks again; so does it
  * for any a process took and did not send (the process killed).

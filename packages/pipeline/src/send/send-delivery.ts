@@ -189,7 +189,7 @@ export interface SendManyOptions {
   onOutcome?: (deliveryId: string, outcome: SendOutcome) => void;
   /**
    * Deliveries of the list already claimed for this sender (by the statement that made them:
-   * RecordMatchesOptions.claimUpTo), as a claim would answer them: taken as claimed at the call, so a
+   * ClaimsWhenMade), as a claim would answer them: taken as claimed at the call, so a
    * turn that waits too long gives them back as it would its own claims.
    */
   claimed?: ReadonlyMap<string, ClaimedDelivery>;

@@ -1,5 +1,5 @@
 import { clientOf, named, type Transaction } from '../client';
-import { CLAIMED_DELIVERY_COLUMNS, claimedEvents, MEMBERS_MATCH, type ClaimedDelivery } from './claim-deliveries';
+import { CLAIMED_DELIVERY_COLUMNS, claimedAnswer, claimedEvents, MEMBERS_MATCH, periodRepeats, type ClaimedDelivery } from './claim-deliveries';
 
 /** A delivery createDeliveries made: its id and its rule's. */
 export interface CreatedDelivery {
@@ -162,15 +162,14 @@ const answeredClaims = (repeats: string): string => `answered AS MATERIALIZED (
 /** A row of a statement that makes deliveries: a delivery made (its id null when it made none) and, if claimed, its claim's answer. */
 type MadeRow = { delivery_id: string | null; delivery_rule_id: string | null } & ({ id: null } | ClaimedDelivery);
 
-/** The deliveries of a statement's rows (MadeRow, with any answer of the statement's own, `counts`, left out). */
-function madeDeliveries(rows: ReadonlyArray<MadeRow & { counts?: unknown }>): MadeDeliveries {
+/** The deliveries of a statement's rows (MadeRow), and the claimed ones' answers without the statement's own columns (`own`). */
+function madeDeliveries(rows: readonly MadeRow[], own: readonly string[] = []): MadeDeliveries {
   const deliveries: CreatedDelivery[] = [];
   const claimed: ClaimedDelivery[] = [];
   for (const row of rows) {
     if (row.delivery_id === null) continue;
     deliveries.push({ id: row.delivery_id, ruleId: row.delivery_rule_id! });
-    const { delivery_id: _id, delivery_rule_id: _rule, counts: _counts, ...answer } = row;
-    if (answer.id !== null) claimed.push(answer as ClaimedDelivery);
+    if (row.id !== null) claimed.push(claimedAnswer(row, ['delivery_id', 'delivery_rule_id', ...own]));
   }
   return { deliveries, claimed };
 }
@@ -187,20 +186,20 @@ export const joinedName = (name: string, join: MembersJoin): string => (join ===
  * Callers hold the rule's row, so no other transaction adds the same key meanwhile.
  *
  * `claimUpTo`, an SQL integer: that many of the deliveries (the first made) are made claimed for
- * their sender (`sending`, their first attempt counted, as claimDeliveries would leave them), and
- * every one returns its status and what a claim reads of its row (CLAIMED_DELIVERY_COLUMNS): the
- * sender of this process takes those without claiming them.
+ * their sender (`sending`, their first attempt counted, as claimDeliveries would leave them; none
+ * for 0), and every one returns its status and what a claim reads of its row (CLAIMED_INSERTED):
+ * the sender of this process takes those without claiming them.
  */
-export const deliveriesInsert = (keys: 'any' | 'fresh', claimUpTo?: string): string => `INSERT INTO deliveries (id, rule_id, team_member_id, email, period_key, event_count, first_event_at, time_zone, zone_since${claimUpTo ? ', status, attempts' : ''})
-     SELECT gen_random_uuid(), b.rule_id, b.member_id, b.email, b.period_key, b.event_count, b.first_event_at, b.zone, b.zone_since${claimUpTo ? `,
+export const deliveriesInsert = (keys: 'any' | 'fresh', claimUpTo: string): string => `INSERT INTO deliveries (id, rule_id, team_member_id, email, period_key, event_count, first_event_at, time_zone, zone_since, status, attempts)
+     SELECT gen_random_uuid(), b.rule_id, b.member_id, b.email, b.period_key, b.event_count, b.first_event_at, b.zone, b.zone_since,
             CASE WHEN row_number() OVER () <= ${claimUpTo} THEN 'sending'::delivery_status ELSE 'pending'::delivery_status END,
-            CASE WHEN row_number() OVER () <= ${claimUpTo} THEN 1 ELSE 0 END` : ''}
+            CASE WHEN row_number() OVER () <= ${claimUpTo} THEN 1 ELSE 0 END
        FROM batches b
       WHERE b.quiet_until IS NULL${keys === 'fresh' ? '' : `
         AND NOT EXISTS (SELECT 1 FROM deliveries d
                          WHERE d.rule_id = b.rule_id AND d.team_member_id = b.member_id AND d.period_key = b.period_key)`}
      ON CONFLICT DO NOTHING
-     RETURNING id, rule_id::text AS rule_id${claimUpTo ? ', status, team_member_id, email, period_key, attempts, first_event_at, time_zone, zone_since' : ''}`;
+     RETURNING id, rule_id::text AS rule_id, status, team_member_id, email, period_key, attempts, first_event_at, time_zone, zone_since`;
 
 /**
  * The CTE `claimed`: the deliveries of `inserted` (deliveriesInsert with `claimUpTo`) made claimed,
@@ -255,7 +254,7 @@ export async function createDeliveries(tx: Transaction, periods: ReadonlyArray<{
        RETURNING ${TAKEN_COLUMNS}
      ), ${deliveriesFromTaken('$3', join)}, inserted AS (
      ${deliveriesInsert('any', '$4::int')}
-     ), ${CLAIMED_INSERTED}, ${answeredClaims(`(SELECT count(*)::int FROM matches m WHERE m.rule_id = c.rule_id::uuid AND m.period_key = c.period_key AND m.status::text = 'repeat' AND ${MEMBERS_MATCH})`)}
+     ), ${CLAIMED_INSERTED}, ${answeredClaims(periodRepeats('c.rule_id::uuid'))}
      SELECT i.id AS delivery_id, i.rule_id AS delivery_rule_id, y.* FROM inserted i LEFT JOIN answered y ON y.id = i.id`,
     [periods.map((p) => p.ruleId), periods.map((p) => p.periodKey), now, Math.max(0, Math.floor(claims.claimUpTo)), claims.eventLimit],
   ));
@@ -319,5 +318,5 @@ export async function flushDeliveries(tx: Transaction, ruleIds: readonly string[
     [rules, periodKey, now, Math.max(0, Math.floor(claims.claimUpTo)), claims.eventLimit],
   ));
   const counts = rows[0]?.counts ? (JSON.parse(rows[0].counts) as Record<string, number>) : {};
-  return { ...madeDeliveries(rows), events: new Map(Object.entries(counts)) };
+  return { ...madeDeliveries(rows, ['counts']), events: new Map(Object.entries(counts)) };
 }

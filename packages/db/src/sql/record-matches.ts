@@ -1,5 +1,5 @@
 import { clientOf, named, plainArray, rowAnswers, type Transaction } from '../client';
-import type { ClaimedDelivery } from './claim-deliveries';
+import { claimedAnswer, type ClaimedDelivery } from './claim-deliveries';
 import { CLAIMED_INSERTED, claimedInsertedRows, deliveriesFromTaken, deliveriesInsert, joinedName, membersJoinFor, NO_CLAIMS, TAKEN_STATUS, type ClaimsWhenMade } from './create-deliveries';
 
 export interface NewMatch {
@@ -122,6 +122,6 @@ export async function recordMatches(
     if (taken[i]) recorded.push(match.status ? match : { ...match, status: 'pending' });
   });
   const deliveryIds = rows[0]?.deliveries ? rows[0].deliveries.split(',') : [];
-  const claimed = rows.filter((row): row is RecordRow & ClaimedDelivery => row.id !== null);
+  const claimed = rows.flatMap((row) => (row.id === null ? [] : [claimedAnswer(row, ['recorded', 'deliveries'])]));
   return { matches: recorded, deliveryIds, claimed };
 }

@@ -153,4 +153,46 @@ describe('deliverPeriods: one delivery per member and period, whatever asks twic
     // A repeat keeps its own due time; only the taken match is due now.
     expect(rows[2]!.due_at).toEqual(dueBefore);
   });
+
+  /** A context whose sender has `room`, and what it was handed: the deliveries, and which of them came claimed. */
+  function senderWithRoom(room: number) {
+    const handed: Array<{ ids: string[]; claimed: string[] }> = [];
+    const here: PipelineContext = {
+      ...ctx,
+      sendHere: {
+        take: (ids, claimed) => {
+          handed.push({ ids: [...ids], claimed: [...(claimed?.keys() ?? [])] });
+          return [];
+        },
+        room: () => room,
+      },
+    };
+    return { here, handed };
+  }
+  const statuses = async (ids: string[]) =>
+    (await db.pool.query<{ id: string; status: string; attempts: number }>(`SELECT id, status::text, attempts FROM deliveries WHERE id = ANY($1::uuid[])`, [ids])).rows;
+
+  it('hands a due period\'s and a flush\'s deliveries to this process\'s sender claimed, as many as it has room for, claimed ones first', async () => {
+    await match('claimed-due', 'k-claimed');
+    const one = senderWithRoom(1);
+    const made = await deliverPeriods(one.here, [{ ruleId: rule, periodKey: 'k-claimed' }]);
+    expect(made).toHaveLength(2);
+    expect(one.handed).toHaveLength(1);
+    expect(one.handed[0]!.claimed).toHaveLength(1);
+    expect(one.handed[0]!.ids[0]).toBe(one.handed[0]!.claimed[0]);
+    const rows = await statuses(made);
+    expect(rows.map((row) => [row.id === one.handed[0]!.claimed[0], row.status, row.attempts]).sort()).toEqual([[false, 'pending', 0], [true, 'sending', 1]]);
+
+    await match('claimed-flush', 'k-flushed');
+    const plenty = senderWithRoom(100);
+    expect(await flushRule(plenty.here, rule)).toEqual({ matches: 1, deliveries: 2 });
+    expect(plenty.handed[0]!.claimed).toHaveLength(2);
+    expect((await statuses(plenty.handed[0]!.ids)).map((row) => [row.status, row.attempts])).toEqual([['sending', 1], ['sending', 1]]);
+
+    // A sender without room gets none claimed.
+    await match('claimed-none', 'k-none');
+    const none = senderWithRoom(0);
+    expect(await deliverPeriods(none.here, [{ ruleId: rule, periodKey: 'k-none' }])).toHaveLength(2);
+    expect(none.handed[0]!.claimed).toEqual([]);
+  });
 });

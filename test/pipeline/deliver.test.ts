@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliverPeriods, flushRule, type PipelineContext } from '@notify/pipeline';
 import { createRedis, Queues } from '@notify/queues';
 import { createTestDatabase, REDIS_URL } from '../support/database';
+import { recordingSender } from '../support/sender';
 
 describe('deliverPeriods: one delivery per member and period, whatever asks twice', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -154,20 +155,10 @@ describe('deliverPeriods: one delivery per member and period, whatever asks twic
     expect(rows[2]!.due_at).toEqual(dueBefore);
   });
 
-  /** A context whose sender has `room`, and what it was handed: the deliveries, and which of them came claimed. */
+  /** A context whose sender has `room`, and what it was handed (recordingSender). */
   function senderWithRoom(room: number) {
-    const handed: Array<{ ids: string[]; claimed: string[] }> = [];
-    const here: PipelineContext = {
-      ...ctx,
-      sendHere: {
-        take: (ids, claimed) => {
-          handed.push({ ids: [...ids], claimed: [...(claimed?.keys() ?? [])] });
-          return [];
-        },
-        room: () => room,
-      },
-    };
-    return { here, handed };
+    const { sendHere, handed } = recordingSender(room);
+    return { here: { ...ctx, sendHere } as PipelineContext, handed };
   }
   const statuses = async (ids: string[]) =>
     (await db.pool.query<{ id: string; status: string; attempts: number }>(`SELECT id, status::text, attempts FROM deliveries WHERE id = ANY($1::uuid[])`, [ids])).rows;

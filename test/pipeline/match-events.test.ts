@@ -1,9 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ClaimedDelivery } from '@notify/db';
 import { CLAIM_AHEAD, matchEvents, RuleIndex, type PipelineContext } from '@notify/pipeline';
 import { createRedis, Queues } from '@notify/queues';
 import { createTestDatabase, REDIS_URL } from '../support/database';
+import { recordingSender } from '../support/sender';
 
 // matchEvents makes the first matches of instant rules deliveries in the statement that records
 // them, and makes some of them claimed for the process's sender (no claim statement of their own):
@@ -48,17 +48,8 @@ describe('matchEvents: instant deliveries made claimed for this process\'s sende
   /** matchEvents with a sender that has `room`: what it was handed, and each delivery's row. */
   async function matchWithRoom(scope: string, rules: number, room: number) {
     const index = await instantRules(scope, rules);
-    const handed: Array<{ ids: string[]; claimed: string[] }> = [];
-    const ctx: PipelineContext = {
-      db, queues, now: () => new Date(), instantCoalesceMs: 60_000,
-      sendHere: {
-        take: (ids, claimed?: ReadonlyMap<string, ClaimedDelivery>) => {
-          handed.push({ ids: [...ids], claimed: [...(claimed?.keys() ?? [])] });
-          return [];
-        },
-        room: () => room,
-      },
-    };
+    const { sendHere, handed } = recordingSender(room);
+    const ctx: PipelineContext = { db, queues, now: () => new Date(), instantCoalesceMs: 60_000, sendHere };
     const result = await matchEvents(ctx, index, [await storedEvent(scope)]);
     const { rows } = await db.pool.query<{ id: string; status: string; attempts: number }>(
       `SELECT d.id, d.status::text AS status, d.attempts FROM deliveries d JOIN notification_rules r ON r.id = d.rule_id WHERE r.scope = $1`, [scope]);

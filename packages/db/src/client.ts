@@ -178,6 +178,12 @@ export interface TransactionOptions {
    * set with BEGIN: no round trip of its own), as on hotPoolOf's connections and with the same
    * condition: only for statements that find their rows by id. For a statement whose plan for a
    * call's few ids looks cheaper than the kept one every time, PostgreSQL otherwise plans every call.
+   * Unlike those connections, seq scans stay allowed: the kept plans then probe by index the month
+   * partitions that hold rows and scan the empty ones (next month's, the default), which is all but
+   * free; with enable_seqscan=off they probed those too, for each match a flush reads, and the flush
+   * statement cost PostgreSQL 6–8% more (digests part, two alternated pairs, pg_stat_statements). A plan made while a
+   * month was empty is made again when the statistics keeper analyzes the month (analyzeGrownTables;
+   * test/pipeline/kept-plans.test.ts).
    */
   genericPlans?: boolean;
   /**

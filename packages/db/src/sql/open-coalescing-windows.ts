@@ -21,7 +21,9 @@ export async function openCoalescingWindows(tx: Transaction, ruleIds: readonly s
      )
      UPDATE notification_rules r
         SET burst_until = CASE WHEN old.burst_until IS NULL OR old.burst_until <= $2 THEN $3 ELSE old.burst_until END
-       FROM old WHERE r.id = old.id
+       -- The ids again, for the rows to update: joined to \`old\` alone (ten rows estimated), a plan
+       -- made for a few thousand rules read them all into a hash for each call.
+       FROM old WHERE r.id = old.id AND r.id = ANY($1::uuid[])
      RETURNING r.id, r.burst_until, (old.burst_until IS NULL OR old.burst_until <= $2) AS opened`,
     [ruleIds, now, until],
   ));

@@ -1,22 +1,22 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyzeGrownTables, createDatabase } from '@notify/db';
-import { flushRule, matchEvents, RuleIndex, type PipelineContext } from '@notify/pipeline';
+import { createEventPublisher, flushRule, matchEvents, matchStoredEvents, RuleIndex, type MatchInStore, type PipelineContext } from '@notify/pipeline';
 import { createRedis, Queues } from '@notify/queues';
 import { createTestDatabase, DATABASE_URL, REDIS_URL } from '../support/database';
 
-// The match and flush transactions keep one plan per prepared statement (genericPlans): made on a
+// The match, flush and ingest transactions keep one plan per prepared statement (genericPlans): made on a
 // session's first call, from the statistics of that moment, and kept until a table it reads is
 // analyzed. A session's first calls may come while the month's partitions are empty (a new
 // deployment, a process started on the first of the month); made then, a match's plan hashed every
 // month of events to mark its few, and a flush's read the rules whole. What makes them find rows
 // by index again is the schedule role's statistics keeper (analyzeGrownTables, every 5 s): a
-// partition that has grown is analyzed, and the plans that read it are made again. Here both run
+// partition that has grown is analyzed, and the plans that read it are made again. Here all run
 // once on one session while the month is empty, the month grows by thousands of rows, the keeper
 // takes its round, and the plans of the session's next calls, logged by auto_explain, read none
 // of the grown tables whole (the rules' coalescing windows were still read into a hash, all of
 // them for a call's few, on statistics of 2,000 rules; their UPDATE now names its ids).
-describe('the match and flush transactions\' kept plans, made while the month was empty, once the month has grown', () => {
+describe('the match, flush and ingest transactions\' kept plans, made while the month was empty, once the month has grown', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
   let one: ReturnType<typeof createDatabase>;
   let redis: ReturnType<typeof createRedis>;
@@ -64,10 +64,29 @@ describe('the match and flush transactions\' kept plans, made while the month wa
     return [org, id];
   }
 
-  /** An event matched by both rules (the instant rule's first, `immediate`: a delivery made), then the daily rule flushed. */
+  /**
+   * The three transactions that keep plans: an event matched by both rules (the instant rule's
+   * first, `immediate`: a delivery made), the daily rule flushed, then an event ingested and
+   * matched in the transaction that stores it (as the ingest route does in a process that runs
+   * the match role), and the daily rule flushed again.
+   */
   async function matchAndFlush(ctx: PipelineContext, index: RuleIndex, immediate: number): Promise<void> {
     const matched = await matchEvents(ctx, index, [await storedEvent()]);
     expect(matched).toMatchObject({ events: 1, matches: 2, immediate });
+    expect(await flushRule(ctx, daily)).toEqual({ matches: 1, deliveries: 1 });
+    const failures: unknown[] = [];
+    const matchInStore: MatchInStore = {
+      open: () => true,
+      now: ctx.now,
+      match: async (tx, events, now) => {
+        const committed = await matchStoredEvents(ctx, index, tx, events, now);
+        return () => void committed();
+      },
+      failed: (error) => failures.push(error),
+    };
+    const event = { id: `i-${randomBytes(4).toString('hex')}`, organizationId: org, scope: SCOPE, occurredAt: new Date(), asset: 'a.example', title: 't' } as const;
+    expect(await createEventPublisher({ db: ctx.db, queues, matchInStore }).publish(event)).toEqual({ accepted: 1, duplicates: 0 });
+    expect(failures).toEqual([]);
     expect(await flushRule(ctx, daily)).toEqual({ matches: 1, deliveries: 1 });
   }
 
@@ -105,9 +124,10 @@ describe('the match and flush transactions\' kept plans, made while the month wa
     // The instant rule's second match joins its coalescing window (no delivery yet).
     await matchAndFlush(ctx, index, 0);
     const text = plans.join('\n');
-    // Both transactions' statements were explained: the match recorded, and the flush.
+    // The transactions' statements were explained: the matches recorded, the flush, the events stored to match.
     expect(text).toMatch(/INSERT INTO matches/);
     expect(text).toMatch(/UPDATE matches m SET status = CASE/);
+    expect(text).toMatch(/INSERT INTO events/);
     for (const table of tables) {
       expect(text).not.toMatch(new RegExp(`Seq Scan on ${table}\\b`));
       // The statements read the month's events and matches, and the rules, by index (a flush or a match makes deliveries without reading any).

@@ -99,21 +99,28 @@ describe('the match, flush and ingest transactions\' kept plans, made while the 
 
     // The month grows, and the rules: others' events, pending matches and deliveries.
     const others = Array.from({ length: 2000 }, () => randomUUID());
-    await db.pool.query(`INSERT INTO notification_rules (id, organization_id, name, scope, frequency) SELECT unnest($1::uuid[]), $2, 'o', 'new_open_port_detected', 'daily'`, [others, org]);
-    await db.pool.query(`INSERT INTO events (organization_id, id, scope, occurred_at, asset, title)
-      SELECT $1, 'g' || g, 'new_open_port_detected', now(), 'a.example', 't' FROM generate_series(1, 20000) g`, [org]);
-    await db.pool.query(`INSERT INTO matches (rule_id, organization_id, event_id, event_received_at, period_key, due_at)
-      SELECT ($2::uuid[])[1 + g % 2000], $1, e.id, e.received_at, 'p', now() + interval '1 day'
-        FROM events e JOIN generate_series(1, 20000) g ON e.organization_id = $1 AND e.id = 'g' || g`, [org, others]);
-    await db.pool.query(`INSERT INTO deliveries (id, rule_id, email, period_key, event_count)
-      SELECT gen_random_uuid(), ($1::uuid[])[1 + g % 2000], 'm@example.com', 'p' || g, 1 FROM generate_series(1, 5000) g`, [others]);
+    const grower = await db.pool.connect();
+    try {
+      await grower.query(`INSERT INTO notification_rules (id, organization_id, name, scope, frequency) SELECT unnest($1::uuid[]), $2, 'o', 'new_open_port_detected', 'daily'`, [others, org]);
+      await grower.query(`INSERT INTO events (organization_id, id, scope, occurred_at, asset, title)
+        SELECT $1, 'g' || g, 'new_open_port_detected', now(), 'a.example', 't' FROM generate_series(1, 20000) g`, [org]);
+      await grower.query(`INSERT INTO matches (rule_id, organization_id, event_id, event_received_at, period_key, due_at)
+        SELECT ($2::uuid[])[1 + g % 2000], $1, e.id, e.received_at, 'p', now() + interval '1 day'
+          FROM events e JOIN generate_series(1, 20000) g ON e.organization_id = $1 AND e.id = 'g' || g`, [org, others]);
+      await grower.query(`INSERT INTO deliveries (id, rule_id, email, period_key, event_count)
+        SELECT gen_random_uuid(), ($1::uuid[])[1 + g % 2000], 'm@example.com', 'p' || g, 1 FROM generate_series(1, 5000) g`, [others]);
+      // The session reports its changes to the statistics now, not after up to 10 s idle.
+      await grower.query('SELECT pg_stat_force_next_flush()');
+    } finally {
+      grower.release();
+    }
 
     // The statistics keeper's round: each grown table analyzed (a month's partition is one; their
     // changes reach the statistics asynchronously, within a second or so), which makes the plans
     // that read it again.
     const grown = [/^events_p\d/, /^matches_p\d/, /^deliveries_p\d/, /^notification_rules$/];
     const analyzed = new Set<string>();
-    for (let tries = 0; tries < 50 && !grown.every((table) => [...analyzed].some((name) => table.test(name))); tries++) {
+    for (let tries = 0; tries < 100 && !grown.every((table) => [...analyzed].some((name) => table.test(name))); tries++) {
       for (const name of await analyzeGrownTables(db)) analyzed.add(name);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }

@@ -181,9 +181,9 @@ export interface TransactionOptions {
    * Unlike those connections, seq scans stay allowed: the kept plans then probe by index the month
    * partitions that hold rows and scan the empty ones (next month's, the default), which is all but
    * free; with enable_seqscan=off they probed those too, for each match a flush reads, and the flush
-   * statement cost PostgreSQL 6–8% more (digests part, two alternated pairs, pg_stat_statements). A plan made while a
-   * month was empty is made again when the statistics keeper analyzes the month (analyzeGrownTables;
-   * test/pipeline/kept-plans.test.ts).
+   * statement cost PostgreSQL 6–8% more (the digests part of `npm run bench:pipeline`, two
+   * alternated pairs, pg_stat_statements). A plan made while a month was empty is made again when
+   * the statistics keeper analyzes the month (analyzeGrownTables; test/pipeline/kept-plans.test.ts).
    */
   genericPlans?: boolean;
   /**

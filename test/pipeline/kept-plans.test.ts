@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyzeGrownTables, createDatabase } from '@notify/db';
 import { createEventPublisher, flushRule, matchEvents, matchStoredEvents, RuleIndex, type MatchInStore, type PipelineContext } from '@notify/pipeline';
 import { createRedis, Queues } from '@notify/queues';
-import { createTestDatabase, DATABASE_URL, REDIS_URL } from '../support/database';
+import { createTestDatabase, DATABASE_URL, REDIS_URL, storeUnmatchedEvent } from '../support/database';
 
 // The match, flush and ingest transactions keep one plan per prepared statement (genericPlans): made on a
 // session's first call, from the statistics of that moment, and kept until a table it reads is
@@ -57,13 +57,6 @@ describe('the match, flush and ingest transactions\' kept plans, made while the 
     await db.drop();
   });
 
-  /** One stored event of the rules' scope, not matched yet. */
-  async function storedEvent(): Promise<[string, string]> {
-    const id = `e-${randomBytes(4).toString('hex')}`;
-    await db.pool.query(`INSERT INTO events (organization_id, id, scope, occurred_at, asset, title) VALUES ($1, $2, $3, now(), 'a.example', 't')`, [org, id, SCOPE]);
-    return [org, id];
-  }
-
   /**
    * The three transactions that keep plans: an event matched by both rules (the instant rule's
    * first, `immediate`: a delivery made), the daily rule flushed, then an event ingested and
@@ -71,7 +64,7 @@ describe('the match, flush and ingest transactions\' kept plans, made while the 
    * the match role), and the daily rule flushed again.
    */
   async function matchAndFlush(ctx: PipelineContext, index: RuleIndex, immediate: number): Promise<void> {
-    const matched = await matchEvents(ctx, index, [await storedEvent()]);
+    const matched = await matchEvents(ctx, index, [await storeUnmatchedEvent(db, org, SCOPE)]);
     expect(matched).toMatchObject({ events: 1, matches: 2, immediate });
     expect(await flushRule(ctx, daily)).toEqual({ matches: 1, deliveries: 1 });
     const failures: unknown[] = [];

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLAIM_AHEAD, matchEvents, RuleIndex, type PipelineContext } from '@notify/pipeline';
 import { createRedis, Queues } from '@notify/queues';
-import { createTestDatabase, REDIS_URL } from '../support/database';
+import { createTestDatabase, REDIS_URL, storeUnmatchedEvent } from '../support/database';
 import { recordingSender } from '../support/sender';
 
 // matchEvents makes the first matches of instant rules deliveries in the statement that records
@@ -38,19 +38,12 @@ describe('matchEvents: instant deliveries made claimed for this process\'s sende
     return index;
   }
 
-  /** One stored event of `scope`, not matched yet. */
-  async function storedEvent(scope: string): Promise<[string, string]> {
-    const id = `e-${randomBytes(4).toString('hex')}`;
-    await db.pool.query(`INSERT INTO events (organization_id, id, scope, occurred_at, asset, title) VALUES ($1, $2, $3, now(), 'a.example', 't')`, [org, id, scope]);
-    return [org, id];
-  }
-
   /** matchEvents with a sender that has `room`: what it was handed, and each delivery's row. */
   async function matchWithRoom(scope: string, rules: number, room: number) {
     const index = await instantRules(scope, rules);
     const { sendHere, handed } = recordingSender(room);
     const ctx: PipelineContext = { db, queues, now: () => new Date(), instantCoalesceMs: 60_000, sendHere };
-    const result = await matchEvents(ctx, index, [await storedEvent(scope)]);
+    const result = await matchEvents(ctx, index, [await storeUnmatchedEvent(db, org, scope)]);
     const { rows } = await db.pool.query<{ id: string; status: string; attempts: number }>(
       `SELECT d.id, d.status::text AS status, d.attempts FROM deliveries d JOIN notification_rules r ON r.id = d.rule_id WHERE r.scope = $1`, [scope]);
     return { result, handed, rows };

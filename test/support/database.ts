@@ -22,3 +22,10 @@ export async function createTestDatabase(): Promise<Database & { drop(): Promise
     },
   };
 }
+
+/** One event of `scope` stored for `organizationId`, not matched yet: its key, as match jobs carry it. */
+export async function storeUnmatchedEvent(db: Pick<Database, 'pool'>, organizationId: string, scope: string): Promise<[string, string]> {
+  const id = `e-${randomBytes(4).toString('hex')}`;
+  await db.pool.query(`INSERT INTO events (organization_id, id, scope, occurred_at, asset, title) VALUES ($1, $2, $3, now(), 'a.example', 't')`, [organizationId, id, scope]);
+  return [organizationId, id];
+}

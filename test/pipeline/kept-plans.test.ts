@@ -68,18 +68,23 @@ describe('the match, flush and ingest transactions\' kept plans, made while the 
     expect(matched).toMatchObject({ events: 1, matches: 2, immediate });
     expect(await flushRule(ctx, daily)).toEqual({ matches: 1, deliveries: 1 });
     const failures: unknown[] = [];
+    // What follows the commit (the metrics, handing over deliveries) runs in the background, as in
+    // the worker; awaited below, so that none of it outlives the test and its queues.
+    const afterCommit: Array<Promise<unknown>> = [];
     const matchInStore: MatchInStore = {
       open: () => true,
       now: ctx.now,
       match: async (tx, events, now) => {
         const committed = await matchStoredEvents(ctx, index, tx, events, now);
-        return () => void committed();
+        return () => void afterCommit.push(committed());
       },
       failed: (error) => failures.push(error),
     };
     const event = { id: `i-${randomBytes(4).toString('hex')}`, organizationId: org, scope: SCOPE, occurredAt: new Date(), asset: 'a.example', title: 't' } as const;
     expect(await createEventPublisher({ db: ctx.db, queues, matchInStore }).publish(event)).toEqual({ accepted: 1, duplicates: 0 });
     expect(failures).toEqual([]);
+    expect(afterCommit).toHaveLength(1);
+    await expect(afterCommit[0]).resolves.toMatchObject({ events: 1, matches: 2 });
     expect(await flushRule(ctx, daily)).toEqual({ matches: 1, deliveries: 1 });
   }
 

@@ -44,7 +44,7 @@ function postgresScenario(name: string, tag: string, makeOutage: () => Promise<O
   it('answers errors while it is down, never a 202 for an event it did not store, and delivers every stored event once', async () => {
     const env = processEnv(s.db, { smtpUrl: s.smtp.url, databaseUrl: outage.databaseUrl });
     const api = await s.spawn({ ...env, ROLES: 'api' });
-    const worker = await s.spawn({ ...env, ROLES: 'matcher,scheduler,mailer' });
+    const worker = await s.spawn({ ...env, ROLES: 'match,schedule,deliver,send' });
 
     const requests = Math.ceil(EVENTS / 5);
     let away: Promise<void> | undefined;

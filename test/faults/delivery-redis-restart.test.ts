@@ -25,7 +25,7 @@ describe('fault: Redis restarts without persistence mid-stream', () => {
   it('loses nothing: the reconciler rebuilds the queues from PostgreSQL', async () => {
     const env = processEnv(s.db, { smtpUrl: s.smtp.url, redisUrl: redis.url });
     const api = await s.spawn({ ...env, ROLES: 'api' });
-    const worker = await s.spawn({ ...env, ROLES: 'matcher,scheduler,mailer' });
+    const worker = await s.spawn({ ...env, ROLES: 'match,schedule,deliver,send' });
 
     const requests = Math.ceil(EVENTS / 5);
     let restart: Promise<void> | undefined;

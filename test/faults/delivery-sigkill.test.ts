@@ -7,7 +7,7 @@ import { pause } from '../support/wait';
 
 const EVENTS = scale(300, 3000);
 const KILLS = scale(1, 3);
-const WORKER = { ROLES: 'matcher,scheduler,mailer' };
+const WORKER = { ROLES: 'match,schedule,deliver,send' };
 
 describe('fault: the worker process is killed (SIGKILL) mid-stream, then started again', () => {
   // 10 ms a message: a backlog of e-mails is in flight when the worker dies.

@@ -200,18 +200,9 @@ export const DEFAULT_INGEST_LINGER_MS = 30;
 export const ROLES = ['api', 'match', 'schedule', 'deliver', 'send'] as const;
 export type Role = (typeof ROLES)[number];
 
-/** The names of earlier releases, still accepted so existing deployments keep working. */
-export const ROLE_ALIASES: Readonly<Record<string, readonly Role[]>> = {
-  matcher: ['match'],
-  scheduler: ['schedule', 'deliver'],
-  mailer: ['send'],
-};
-
 const roleName = z.string().transform((name, context) => {
-  if ((ROLES as readonly string[]).includes(name)) return [name as Role];
-  const alias = Object.hasOwn(ROLE_ALIASES, name) ? ROLE_ALIASES[name] : undefined;
-  if (alias) return [...alias];
-  context.addIssue({ code: 'custom', message: `unknown role "${name}": expected ${ROLES.join(', ')} (or ${Object.keys(ROLE_ALIASES).join(', ')})` });
+  if ((ROLES as readonly string[]).includes(name)) return name as Role;
+  context.addIssue({ code: 'custom', message: `unknown role "${name}": expected ${ROLES.join(', ')}` });
   return z.NEVER;
 });
 
@@ -220,8 +211,7 @@ const pipelineSchema = z.object({
     .string()
     .default(ROLES.join(','))
     .transform((value) => value.split(',').map((role) => role.trim()).filter(Boolean))
-    .pipe(z.array(roleName).min(1, 'name at least one role'))
-    .transform((lists) => lists.flat()),
+    .pipe(z.array(roleName).min(1, 'name at least one role')),
   /** How long a small ingest request may wait for others to share its statement, while requests come together; 0: never. */
   INGEST_LINGER_MS: z.coerce.number().int().min(0).max(1000).default(DEFAULT_INGEST_LINGER_MS),
   /** After an instant rule's first e-mail, matches within this window go out together at its end. */

@@ -14,14 +14,10 @@ describe('ROLES', () => {
     expect(roles('deliver')).toEqual(['deliver']);
   });
 
-  it('accepts the names of earlier releases: matcher, scheduler (schedule and deliver), mailer', () => {
-    expect(roles('matcher,scheduler,mailer')).toEqual(['match', 'schedule', 'deliver', 'send']);
-    expect(roles('scheduler,deliver,api')).toEqual(['schedule', 'deliver', 'api']);
-  });
-
   it('refuses an unknown role, naming the ones it knows', () => {
     expect(() => roles('api,mailman')).toThrow(ConfigError);
-    expect(() => roles('api,mailman')).toThrow(/unknown role "mailman": expected api, match, schedule, deliver, send \(or matcher, scheduler, mailer\)/);
+    expect(() => roles('api,mailman')).toThrow(/unknown role "mailman": expected api, match, schedule, deliver, send$/);
+    expect(() => roles('matcher')).toThrow(/unknown role "matcher"/);
     expect(() => roles('toString')).toThrow(/unknown role "toString"/);
     expect(() => roles(' , ')).toThrow(/at least one role/);
   });

@@ -33,9 +33,9 @@ export interface SendJob {
 /** The most deliveries one send job carries. */
 export const SEND_BATCH = 20;
 
-/** The deliveries of a send job; a job queued before jobs carried batches names one, as `deliveryId`. */
-export function sendJobDeliveries(job: SendJob | { deliveryId: string }): string[] {
-  return 'deliveryIds' in job ? job.deliveryIds : [job.deliveryId];
+/** The deliveries of a send job. */
+export function sendJobDeliveries(job: SendJob): string[] {
+  return job.deliveryIds;
 }
 
 export interface JobCatalog {

@@ -163,8 +163,8 @@ type FindingOf = { scope: string; asset: string; title: string; fingerprint?: st
 
 /**
  * What findingKey hashes: the same for two events exactly when they report the same finding. A key
- * for a finding that is never stored (a preview's replay), without the hash's cost: about 0.9 µs an
- * event, a sixth of our CPU in a preview of 47,619 events with a renotify window (profiled).
+ * for a finding that is never stored (a preview's replay), without the hash's cost, a large share
+ * of our CPU in a preview with a renotify window (profiled: see commit 5ce97c4).
  */
 export function findingIdentity(event: FindingOf): string {
   return event.fingerprint ? `f\u0000${event.fingerprint}` : `d\u0000${event.scope}\u0000${event.asset}\u0000${event.title}`;

@@ -4,7 +4,7 @@ import { isRealUtcOffset, parseIsoDateTime } from './iso-date-time';
 
 /**
  * The reading parseIsoDateTime is held to, written out again on purpose: the pattern and Date's
- * own parse it replaced (issue 11, twenty-fifth round). Kept here as the test's oracle only.
+ * own parse it replaced (commit 55f1f88). Kept here as the test's oracle only.
  */
 const PATTERN = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?)?(Z|[+\- ]\d{2}:?\d{2})?$/i;
 function byPattern(raw: string): Date | undefined {

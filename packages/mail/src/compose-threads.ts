@@ -35,10 +35,10 @@ function threadOfContent(shareKey: string, threads: number): number {
 }
 
 /**
- * E-mails of at most this many events are composed in the event loop: an alert of one event costs
- * about 0.2 ms of CPU to compose there and half as much again to hand to a thread and back (the
- * request cloned, the bytes moved, a message each way); the instant part of `npm run bench:pipeline`
- * spent 0.3 ms more of CPU an event with alerts in the thread.
+ * E-mails of at most this many events are composed in the event loop: an alert of one event is
+ * cheap to compose there, and handing it to a thread and back (the request cloned, the bytes
+ * moved, a message each way) costs a good part as much again, so alerts in the thread cost more
+ * CPU an event in all (measured: see commit de47c17).
  */
 const IN_LOOP_MAX_EVENTS = 1;
 
@@ -100,9 +100,9 @@ export function composeInThreads(templates: MailTemplates, options: ComposeThrea
     return worker;
   };
 
-  // Started now, not by the first e-mail: booting a thread (an isolate and the modules it loads,
-  // 0.13–0.15 s of CPU built) is then not what a wave's first e-mails wait for and share the cores
-  // with.
+  // Started now, not by the first e-mail: booting a thread (an isolate and the modules it loads)
+  // is then not what a wave's first e-mails wait for and share the cores with (measured: see
+  // commit a781467).
   for (const thread of threads) start(thread);
 
   return {

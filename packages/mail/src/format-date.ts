@@ -2,8 +2,9 @@ import { IANAZone } from 'luxon';
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
-// luxon's `ZZZZ` token builds a new Intl.DateTimeFormat on every call (~100 µs): luxon does the zone
-// arithmetic, and the abbreviation is looked up once per zone and offset (CET and CEST differ by offset).
+// luxon's `ZZZZ` token builds a new Intl.DateTimeFormat on every call, which is costly: luxon does
+// the zone arithmetic, and the abbreviation is looked up once per zone and offset (CET and CEST
+// differ by offset).
 const zoneNameFormats = new Map<string, Intl.DateTimeFormat>();
 const zoneNames = new Map<string, string>();
 
@@ -44,9 +45,9 @@ let cachedHours = 0;
 
 /**
  * The zone's UTC offset at `time`, in minutes. luxon asks Intl for the zone's wall-clock parts on
- * every call (~8 µs, most of a digest's date formatting); a zone's offset changes only at its
- * transitions, so it is asked once per UTC hour in which the offset is the same at both ends (a
- * transition inside an hour is asked each time).
+ * every call (most of a digest's date formatting: see commit ef4d1ae); a zone's offset changes
+ * only at its transitions, so it is asked once per UTC hour in which the offset is the same at
+ * both ends (a transition inside an hour is asked each time).
  */
 function offsetAt(zone: string, time: number): number {
   const hour = Math.floor(time / HOUR_MS);

@@ -1,5 +1,6 @@
 import type { EventDetails } from '@notify/core';
 import { isUuid } from '@notify/core/basics';
+import { LRUCache } from 'lru-cache';
 
 /**
  * E-mail is not a channel for secrets. Events of credential and breach scopes carry the leaked
@@ -50,21 +51,17 @@ function isAlnum(c: number): boolean {
 
 /**
  * Names judged lately: events of a scope carry the same few field names (`port`, `service`,
- * `password`), and each e-mail judges every one of each event's (a digest of 20 events spent
- * about a third of its masking on them). Bounded, as names come from what scanners send.
+ * `password`), and each e-mail judges every one of each event's, so most judgments are repeats.
+ * Bounded, as names come from what scanners send; the least recently judged go first.
  */
-const judgedNames = new Map<string, boolean>();
-const JUDGED_NAMES = 1000;
+const judgedNames = new LRUCache<string, boolean>({ max: 1000 });
 
 /** Whether a field name reads as a secret; case-insensitive, camelCase split into words, nested names judged alone. */
 export function isSecretName(name: string): boolean {
   const known = judgedNames.get(name);
   if (known !== undefined) return known;
   const secret = judgeName(name);
-  if (name.length <= NAME_LIMIT) {
-    if (judgedNames.size >= JUDGED_NAMES) judgedNames.clear();
-    judgedNames.set(name, secret);
-  }
+  if (name.length <= NAME_LIMIT) judgedNames.set(name, secret);
   return secret;
 }
 
@@ -230,7 +227,7 @@ const CHARACTER_KINDS = Uint8Array.from({ length: 128 }, (_, c) => (isDigit(c) ?
  * needs MIN_CARD_DIGITS digits, a secret name's value an `=` or `:` after the name, a token or a
  * path segment a run of MIN_TOKEN_LENGTH token characters. Most of what an e-mail shows (titles,
  * summaries, hosts, tags, ports) has none of them, and this look costs a fraction of the full
- * scan's (which judges every word): masking a 20-event digest's texts took 20 µs instead of 46.
+ * scan's (which judges every word).
  */
 export function mayHoldSecret(text: string): boolean {
   let digits = 0;
@@ -410,9 +407,8 @@ export function maskData(value: unknown, secret = false, budget = { nodes: DATA_
 
 /**
  * The first `limit` entries of an object's data, masked: the entries of maskData's copy of them, in
- * its order, without the copy. A copy without a prototype is a dictionary to V8, and listing its
- * entries again for the e-mail's rows was a tenth of building a 20-event digest's view (CPU profile;
- * copying the entries into an object first, another twentieth).
+ * its order, without the copy: a copy without a prototype is a dictionary to V8, slow to list again
+ * for the e-mail's rows, and copying the entries into an object first costs as much again.
  */
 export function maskDataEntries(data: object, limit: number): Array<[string, unknown]> {
   // The object itself is a node, as maskData counts it.

@@ -121,8 +121,9 @@ function fill(parts: readonly Part[], stack: unknown[]): string {
  * Compiles parsed mustache tokens (Mustache.Writer#parse) into closures, once: filling them writes
  * what mustache's renderTokens writes for the same tokens and view (held to it by a property test
  * over our templates), without its interpreter's work per message: a context object per section
- * item, and a lookup that splits and caches every name again in each (in the 09:00 wave, two
- * thirds of the time spent filling templates). Partials and higher-order sections are not supported.
+ * item, and a lookup that splits and caches every name again in each (most of the time spent
+ * filling templates in a wave of digests: see commit 213db2f). Partials and higher-order sections
+ * are not supported.
  */
 export function compileTokens(tokens: readonly Token[], escape: (value: unknown) => string): CompiledTemplate {
   const parts = compileParts(tokens, escape);

@@ -58,11 +58,11 @@ export interface ComposeThreadsOptions {
  * Composes e-mails in worker threads of their own: each request (what the e-mail shows, its
  * recipient and headers) goes to a thread, which renders and encodes it and hands its bytes back
  * (moved, not copied); an alert of one event is composed in the loop (IN_LOOP_MAX_EVENTS).
- * Rendering and composing a 20-event digest costs about a millisecond of CPU, which the process's
- * event loop, that also talks to PostgreSQL, Redis and the SMTP server, no longer spends. The
- * threads fill the templates the process compiled (`templates`) and never load MJML. A thread that
- * dies fails its requests in flight with RenderFailedError (their deliveries are tried again) and
- * is started again by the next request.
+ * Rendering and composing a digest is most of its CPU (measured: see commit de47c17), which the
+ * process's event loop, that also talks to PostgreSQL, Redis and the SMTP server, no longer
+ * spends. The threads fill the templates the process compiled (`templates`) and never load MJML. A
+ * thread that dies fails its requests in flight with RenderFailedError (their deliveries are tried
+ * again) and is started again by the next request.
  */
 export function composeInThreads(templates: MailTemplates, options: ComposeThreadsOptions): MailComposer {
   const count = Math.max(1, Math.floor(options.threads));

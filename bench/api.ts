@@ -4,7 +4,7 @@
 // bench_<random>; this process seeds it, drives it with autocannon and compares every
 // scenario with a bare Fastify route measured in the same run (first and last, the
 // mean is the baseline), because the machine is shared and absolute numbers drift.
-// Figures go to bench/results/api.json and to stdout.
+// Figures go to bench/results/api.json (this run's only; BENCH_RESULTS=<file> elsewhere) and to stdout.
 //
 // Environment (all optional): BENCH_DURATION (s, default 10), BENCH_WARMUP (s, 2),
 // BENCH_CONNECTIONS (50), BENCH_RULES (10000), BENCH_CPU_PROF=<dir> (the child runs
@@ -13,9 +13,8 @@
 import autocannon, { type Result } from 'autocannon';
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
@@ -23,8 +22,9 @@ import type { ChildMessage, ParentMessage } from './api-server';
 import { DATABASE_URL, mulberry32, numberFromEnv, REDIS_URL, root, round } from './support/common';
 import { createDatabase, FREQUENCIES, listRules, parseRuleListQuery, quoteIdent, SCOPES, type Database, type Frequency, type Scope } from './support/notify';
 import { describeMachine } from './support/report';
+import { resultsFile, revision, writeResults } from './support/results';
 
-const RESULTS_FILE = join(root, 'bench', 'results', 'api.json');
+const RESULTS_FILE = resultsFile('api');
 const DURATION_S = numberFromEnv('BENCH_DURATION', 10);
 const WARMUP_S = numberFromEnv('BENCH_WARMUP', 2);
 const CONNECTIONS = numberFromEnv('BENCH_CONNECTIONS', 50);
@@ -410,6 +410,7 @@ async function main(): Promise<number> {
     const allPass = rows.every((row) => row.report.pass !== false);
     const output = {
       date: new Date().toISOString(),
+      ...revision(),
       machine: describeMachine(loadBefore),
       settings: {
         connections: CONNECTIONS,
@@ -431,8 +432,7 @@ async function main(): Promise<number> {
       },
       pass: allPass,
     };
-    await mkdir(dirname(RESULTS_FILE), { recursive: true });
-    await writeFile(RESULTS_FILE, `${JSON.stringify(output, null, 2)}\n`);
+    await writeResults(RESULTS_FILE, output);
 
     printTable(rows, baseline);
     console.log(`\nkey lookups in the database during the no-op run: ${noopRun.keyLookups} for ${noopRun.result.requests.total} requests`);

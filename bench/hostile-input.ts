@@ -10,8 +10,8 @@
 //   same length.
 //
 // CPU is process.cpuUsage() (user + system), so other work on the shared machine costs
-// wall time, not these figures. BENCH_LABEL names the run in bench/results/hostile-input.json
-// (e.g. `before`, `after`); BENCH_SKIP=whois skips the WHOIS cases.
+// wall time, not these figures. Figures go to bench/results/hostile-input.json (this run's only;
+// BENCH_RESULTS=<file> elsewhere) and to stdout; BENCH_SKIP=whois skips the WHOIS cases.
 //
 // Each WHOIS case runs in a child process, stopped after BENCH_WHOIS_CAP_S seconds (default
 // 150; the figure is then "> cap"). BENCH_BASELINE_DIR, a folder holding another version's
@@ -19,11 +19,13 @@
 // measures that version beside this one, in the same run.
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { DATABASE_URL, REDIS_URL, root } from './support/common';
+import { describeMachine } from './support/report';
+import { resultsFile, revision, writeResults } from './support/results';
 import {
   buildApp,
   createDatabase,
@@ -39,8 +41,7 @@ import {
   type parseWhois,
 } from './support/notify';
 
-const RESULTS_FILE = join(root, 'bench', 'results', 'hostile-input.json');
-const LABEL = process.env.BENCH_LABEL ?? 'run';
+const RESULTS_FILE = resultsFile('hostile-input');
 const SKIP = new Set((process.env.BENCH_SKIP ?? '').split(',').filter(Boolean));
 
 function cpuMs(run: () => void, times = 1): number {
@@ -96,7 +97,8 @@ function whoisCase(folder: string, name: string, capS: number): Promise<WhoisFig
 }
 
 async function main(): Promise<void> {
-const results: Record<string, unknown> = { label: LABEL, node: process.version, at: new Date().toISOString() };
+const loadBefore = os.loadavg();
+const results: Record<string, unknown> = { date: new Date().toISOString(), ...revision() };
 
 if (!SKIP.has('whois')) {
   const capS = Number(process.env.BENCH_WHOIS_CAP_S ?? 150);
@@ -160,7 +162,6 @@ await client.connect();
 await client.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`);
 await client.end();
 
-const previous = JSON.parse(await readFile(RESULTS_FILE, 'utf8').catch(() => '{}')) as Record<string, unknown>;
-await writeFile(RESULTS_FILE, `${JSON.stringify({ ...previous, [LABEL]: results }, null, 2)}\n`);
-console.log(`written to ${RESULTS_FILE} under "${LABEL}"`);
+await writeResults(RESULTS_FILE, { ...results, machine: describeMachine(loadBefore) });
+console.log(`written to ${RESULTS_FILE}`);
 }

@@ -4,17 +4,17 @@
 // member and as the send stage renders it (the first alone, one shared render for the others; each
 // after 500 warm-up rounds), and reports renders per second of
 // CPU time (what this process itself spent, so it stays meaningful on a busy, shared machine) and
-// of wall time. Figures go to bench/results/render.json and to stdout; there is no target.
-import { mkdir, writeFile } from 'node:fs/promises';
+// of wall time. Figures go to bench/results/render.json (this run's only; BENCH_RESULTS=<file>
+// elsewhere) and to stdout; there is no target.
 import os from 'node:os';
-import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { root, round } from './support/common';
+import { round } from './support/common';
 import { createMailRenderer, makeContent, makeEvent, type MailContent } from './support/notify';
 import { describeMachine } from './support/report';
+import { resultsFile, revision, writeResults } from './support/results';
 
-const RESULTS_FILE = join(root, 'bench', 'results', 'render.json');
+const RESULTS_FILE = resultsFile('render');
 
 interface Rate {
   renders: number;
@@ -79,14 +79,14 @@ async function main(): Promise<void> {
 
   const output = {
     date: new Date().toISOString(),
+    ...revision(),
     machine: describeMachine(loadBefore),
     compile_ms: round(compileMs, 1),
     alert_1_event: alertRate,
     digest_20_events: digestRate,
     digest_20_events_to_10_members: { rendered_for_each: perMember, first_alone_then_shared: sharedRate },
   };
-  await mkdir(dirname(RESULTS_FILE), { recursive: true });
-  await writeFile(RESULTS_FILE, `${JSON.stringify(output, null, 2)}\n`);
+  await writeResults(RESULTS_FILE, output);
   const line = (rate: Rate) => `${rate.per_cpu_second}/s CPU time (${rate.per_wall_second}/s wall)`;
   console.log(`mail: compiled both templates in ${compileMs.toFixed(0)} ms; 1-event alert ${line(alertRate)}; 20-event digest ${line(digestRate)}`);
   console.log(`20-event digest to 10 members, e-mails: rendered for each ${line(perMember)}; first alone, then one shared render filled for the others ${line(sharedRate)}`);

@@ -3,18 +3,17 @@
 // One organization of 100 rules, each notifying 120 members, so a page of 100 rules is about a
 // megabyte; a client asks for it 1,000 times with a different `added_date__lte` each time (every
 // one a new cache entry). The heap is measured after a full GC before and after, in process,
-// through app.inject. Figures go to bench/results/rule-list-cache.json (BENCH_LABEL names the run,
-// e.g. `before` on the code without the byte bound) and to stdout.
+// through app.inject. Figures go to bench/results/rule-list-cache.json (this run's only;
+// BENCH_RESULTS=<file> elsewhere) and to stdout.
 //
 // Runs with --expose-gc (the npm script passes it). Environment (optional): BENCH_QUERIES (1000),
 // BENCH_MEMBERS (120), RULE_LIST_CACHE_BYTES (the default).
-import { readFile, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import os from 'node:os';
 import { startTestApp } from '../test/support/app';
+import { describeMachine } from './support/report';
+import { resultsFile, revision, writeResults } from './support/results';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const RESULTS_FILE = join(root, 'bench', 'results', 'rule-list-cache.json');
+const RESULTS_FILE = resultsFile('rule-list-cache');
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 1000);
 const MEMBERS = Number(process.env.BENCH_MEMBERS ?? 120);
 const RULES = '/v1/platform/notification-rules';
@@ -30,6 +29,7 @@ const mib = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
 
 const env: Record<string, string> = {};
 if (process.env.RULE_LIST_CACHE_BYTES) env.RULE_LIST_CACHE_BYTES = process.env.RULE_LIST_CACHE_BYTES;
+const loadBefore = os.loadavg();
 const t = await startTestApp(env);
 try {
   const org = await t.createOrg({ memberCount: MEMBERS });
@@ -51,8 +51,8 @@ try {
   const after = heapUsed();
   const cache = (t.deps as { ruleListCache?: { bytes: number; size: number } }).ruleListCache;
   const result = {
-    label: process.env.BENCH_LABEL ?? 'current',
     date: new Date().toISOString(),
+    ...revision(),
     queries: QUERIES,
     page_bytes: pageBytes,
     cache_limit_bytes: t.deps.config.ruleListCacheBytes ?? null,
@@ -62,10 +62,11 @@ try {
     cache_bytes: cache?.bytes ?? null,
     cache_entries: cache?.size ?? null,
     seconds: Math.round(seconds * 10) / 10,
+    machine: describeMachine(loadBefore),
   };
   console.log(JSON.stringify(result, null, 2));
-  const previous = await readFile(RESULTS_FILE, 'utf8').then((text) => JSON.parse(text) as unknown[]).catch(() => []);
-  await writeFile(RESULTS_FILE, `${JSON.stringify([...previous, result], null, 2)}\n`);
+  await writeResults(RESULTS_FILE, result);
+  console.log(`written to ${RESULTS_FILE}`);
 } finally {
   await t.close();
 }

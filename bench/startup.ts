@@ -4,23 +4,25 @@
 // run after run, in the same session, because the machine is shared and absolute numbers drift.
 // Every run is a whole process with all four roles against one schema, migrated before the first
 // run so that no run pays for the migrations; SMTP is the outbox. Needs `npm run build` first.
-// Figures go to bench/results/startup.json and to stdout.
+// Figures go to bench/results/startup.json (this run's only; BENCH_RESULTS=<file> elsewhere) and to
+// stdout.
 //
 // Environment (optional): BENCH_RUNS (per variant, default 7), BENCH_SETTLE_MS (how long after
 // ready the memory is read, default 2000).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { migrate } from '@notify/db';
+import { resultsFile, revision, writeResults } from './support/results';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const RESULTS_FILE = join(root, 'bench', 'results', 'startup.json');
+const RESULTS_FILE = resultsFile('startup');
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const RUNS = Number(process.env.BENCH_RUNS) > 0 ? Number(process.env.BENCH_RUNS) : 7;
@@ -118,12 +120,13 @@ async function main(): Promise<void> {
   );
   const report = {
     date: new Date().toISOString(),
+    ...revision(),
     machine: { cpus: os.cpus().length, node: process.version, load_average_before: loadBefore, load_average_after: os.loadavg() },
     settings: { runs_per_variant: RUNS, settle_ms: SETTLE_MS, roles: 'api,matcher,scheduler,mailer', smtp: 'outbox', measured: 'spawn → first 200 from /health/ready; VmRSS after settle_ms' },
     variants: { built: VARIANTS.built.join(' '), tsx: `node ${VARIANTS.tsx.join(' ')}` },
     ...summary,
   };
-  await writeFile(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
+  await writeResults(RESULTS_FILE, report);
   console.log(JSON.stringify({ built: summary.built, tsx: summary.tsx }, (key, value) => (key === 'runs' ? undefined : value), 2));
 }
 

@@ -6,14 +6,14 @@
 // shapes that the budget still lets through, each against the largest event ingest accepts for
 // its field (100 tags of 128 characters, a 16 KiB `data` value, a 1,024-character asset), all
 // text chosen so that nothing matches early. Same process, same run; figures go to
-// bench/results/strategy-cost.json and to stdout.
-import { readFile, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+// bench/results/strategy-cost.json (this run's only; BENCH_RESULTS=<file> elsewhere) and to stdout.
+import os from 'node:os';
 import { compileFilters, STRATEGY_COST_LIMIT, strategyCost, validateFilters, type Condition, type MatchableEvent } from '@notify/core';
+import { describeMachine } from './support/report';
+import { resultsFile, revision, writeResults } from './support/results';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const RESULTS_FILE = join(root, 'bench', 'results', 'strategy-cost.json');
+const RESULTS_FILE = resultsFile('strategy-cost');
+const loadBefore = os.loadavg();
 
 /** Every condition must be evaluated: must holds nothing, must_not is where they all go (none holds). */
 function strategyOf(conditions: Condition[]) {
@@ -78,11 +78,13 @@ function round(value: number) {
 
 const result = {
   date: new Date().toISOString(),
+  ...revision(),
+  machine: describeMachine(loadBefore),
   limit: STRATEGY_COST_LIMIT,
   before: { name: before.name, cost: strategyCost(strategyOf(before.conditions)), ms_per_event: round(beforeMs), refused_now: strategyCost(strategyOf(before.conditions)) > STRATEGY_COST_LIMIT },
   worst_allowed: after[0],
   allowed: after,
 };
 console.log(JSON.stringify(result, null, 2));
-const previous = await readFile(RESULTS_FILE, 'utf8').then((text) => JSON.parse(text) as unknown[]).catch(() => []);
-await writeFile(RESULTS_FILE, `${JSON.stringify([...previous, result], null, 2)}\n`);
+await writeResults(RESULTS_FILE, result);
+console.log(`written to ${RESULTS_FILE}`);

@@ -26,8 +26,9 @@
 //
 // Every part has its own schema bench_<hex> and queue prefixes bench-<hex>; they, the child
 // processes (bench/support/pipeline-child.ts) and the sink are removed whether the part passes or
-// fails. Figures go to bench/results/pipeline.json (a run of some parts only: pipeline-<parts>.json)
-// and to stdout.
+// fails. Figures go to stdout and to bench/results/pipeline.json, one entry a part: a run of some
+// parts replaces those parts' entries and keeps the others, each entry with its date, commit,
+// machine and the parts it ran beside (BENCH_RESULTS=<file> merges into that file instead).
 //
 // One file per part in bench/pipeline/, the helpers they share in bench/support/. Run some parts
 // only with `npm run bench:pipeline -- matching` (or `-- ingest,instant`, or BENCH_PARTS).
@@ -42,14 +43,13 @@
 // BENCH_STRICT=1 (exit 1 when a target is missed), BENCH_SOURCE=1 (the service's processes run its
 // TypeScript sources through tsx rather than the build, see SERVICE_FROM_SOURCE), and the sizes at
 // the top of each part.
-import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
-import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { numberFromEnv, root, round } from '../support/common';
+import { numberFromEnv, round } from '../support/common';
 import { Resources, SERVICE_FROM_SOURCE } from '../support/processes';
 import { describeMachine, log, medianMeasure, printTable, seconds, type Measure, type PartReport } from '../support/report';
+import { keptEntries, mergeEntries, readResults, resultsFile, revision, writeResults, type Revision } from '../support/results';
 import * as burst from './burst';
 import * as digests from './digests';
 import * as ingest from './ingest';
@@ -58,12 +58,6 @@ import * as matching from './matching';
 import * as preview from './preview';
 import * as retention from './retention';
 import * as wave from './wave';
-
-/** All parts: pipeline.json; some: pipeline-<parts>.json, so a partial run keeps the full run's figures. */
-function resultsFile(parts: readonly string[]): string {
-  const all = parts.length === Object.keys(PARTS).length;
-  return join(root, 'bench', 'results', all ? 'pipeline.json' : `pipeline-${[...parts].sort().join('-')}.json`);
-}
 
 const PARTS = {
   ingest: { title: '1. ingest', run: ingest.run },
@@ -77,17 +71,33 @@ const PARTS = {
 } as const;
 type PartName = keyof typeof PARTS;
 
+/** One part's latest result in pipeline.json: its figures, or the error it failed with. */
+type PartEntry = Revision & {
+  date: string;
+  /** The parts of the run it came from, in the order they ran: a part alone and in the full run differ. */
+  run_parts: string[];
+  rounds: number;
+  service: string;
+  machine: ReturnType<typeof describeMachine> & { note: string };
+  /** The part's seconds, every round's together. */
+  seconds: number;
+} & ({ pass: boolean; measures: Record<string, Measure>; details: Record<string, unknown> } | { pass: false; error: string });
+
 /** BENCH_ROUNDS: how many times each part runs, all parts in turn, round after round (default 1). */
 const ROUNDS = Math.max(1, Math.floor(numberFromEnv('BENCH_ROUNDS', 1)));
 
 async function main(): Promise<number> {
-  const wanted = (process.argv.slice(2).join(',') || process.env.BENCH_PARTS || Object.keys(PARTS).join(','))
+  const wanted = [...new Set((process.argv.slice(2).join(',') || process.env.BENCH_PARTS || Object.keys(PARTS).join(','))
     .split(',')
     .map((part) => part.trim())
-    .filter(Boolean) as PartName[];
+    .filter(Boolean))] as PartName[];
   for (const part of wanted) if (!(part in PARTS)) throw new Error(`unknown part ${part}; the parts are ${Object.keys(PARTS).join(',')}`);
   const loadBefore = os.loadavg();
   const startedAt = performance.now();
+  const rev = revision();
+  const RESULTS_FILE = resultsFile('pipeline');
+  // Read now, so that a file this run cannot merge into says so before the run rather than after.
+  const kept = keptEntries<PartEntry>(await readResults(RESULTS_FILE), wanted, Object.keys(PARTS));
   const all = new Set<Resources>();
   let interrupted = false;
   const onSignal = (signal: string) => {
@@ -101,6 +111,7 @@ async function main(): Promise<number> {
 
   console.log(`bench:pipeline — ${wanted.join(', ')} (${os.cpus().length} CPUs, load ${loadBefore.map((value) => round(value, 2)).join(' ')}; the service ${SERVICE_FROM_SOURCE ? 'from its sources (tsx)' : 'built'})`);
   const rounds: Record<string, (PartReport | { error: string })[]> = {};
+  const partSeconds: Record<string, number> = {};
   for (let roundNo = 1; roundNo <= ROUNDS; roundNo++) {
     for (const name of wanted) {
       const part = PARTS[name];
@@ -118,6 +129,7 @@ async function main(): Promise<number> {
         await res.release();
         all.delete(res);
       }
+      partSeconds[name] = (partSeconds[name] ?? 0) + (performance.now() - partStart) / 1000;
       log(`(${seconds(performance.now() - partStart)}, cleaned up)`);
     }
   }
@@ -143,26 +155,29 @@ async function main(): Promise<number> {
 
   const failed = Object.values(reports).some((report) => 'error' in report);
   const allPass = !failed && measures.every((m) => m.pass || m.target === '(reported)');
-  const output = {
+  const run = {
+    ...rev,
     date: new Date().toISOString(),
+    run_parts: wanted,
+    rounds: ROUNDS,
+    service: SERVICE_FROM_SOURCE ? 'TypeScript sources through tsx (BENCH_SOURCE=1)' : 'built JavaScript (dist/), as deployments run it',
     machine: {
       ...describeMachine(loadBefore),
       note: 'shared machine: compare ratios, which pair each measure with a baseline taken before and after it in the same run',
     },
-    service: SERVICE_FROM_SOURCE ? 'TypeScript sources through tsx (BENCH_SOURCE=1)' : 'built JavaScript (dist/), as deployments run it',
-    total_seconds: round((performance.now() - startedAt) / 1000, 1),
-    parts: wanted,
-    rounds: ROUNDS,
-    measures: Object.fromEntries(Object.values(reports).flatMap((report) => ('measures' in report ? Object.entries(report.measures) : []))),
-    details: Object.fromEntries(Object.entries(reports).map(([name, report]) => [name, 'details' in report ? report.details : report])),
-    pass: allPass,
   };
-  const RESULTS_FILE = resultsFile(wanted);
-  await mkdir(dirname(RESULTS_FILE), { recursive: true });
-  await writeFile(RESULTS_FILE, `${JSON.stringify(output, (_key, value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? null : value), 2)}\n`);
+  const fresh: Record<string, PartEntry> = {};
+  for (const [name, report] of Object.entries(reports) as [PartName, PartReport | { error: string }][]) {
+    const common = { ...run, seconds: round(partSeconds[name] ?? 0, 1) };
+    fresh[name] = 'error' in report
+      ? { ...common, pass: false, error: report.error }
+      : { ...common, pass: Object.values(report.measures).every((m) => m.pass || m.target === '(reported)'), measures: report.measures, details: report.details };
+  }
+  await writeResults(RESULTS_FILE, mergeEntries(kept, fresh, Object.keys(PARTS)));
 
   printTable(measures);
-  console.log(`\n${failed ? 'a part failed' : allPass ? 'all targets met' : 'some targets missed'}; ${seconds(performance.now() - startedAt)} in all; written to ${RESULTS_FILE}`);
+  const others = Object.keys(kept);
+  console.log(`\n${failed ? 'a part failed' : allPass ? 'all targets met' : 'some targets missed'}; ${seconds(performance.now() - startedAt)} in all; ${wanted.join(', ')} written to ${RESULTS_FILE}${others.length ? ` (kept from earlier runs: ${others.join(', ')})` : ''}`);
   if (failed) return 1;
   return allPass || process.env.BENCH_STRICT !== '1' ? 0 : 1;
 }

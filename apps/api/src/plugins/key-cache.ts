@@ -1,9 +1,10 @@
 import { hashApiKey } from '@notify/core';
 import type { KeyPrincipal } from '@notify/db';
+import { LRUCache } from 'lru-cache';
 
-interface Entry {
+/** lru-cache holds no null; an unknown key is remembered as `{ principal: null }`. */
+interface Answer {
   principal: KeyPrincipal | null;
-  expiresAt: number;
 }
 
 /**
@@ -11,22 +12,28 @@ interface Entry {
  * decisions §2), so a hot key costs the database one query a second rather than
  * one per request. Unknown keys are cached too, so a flood of bad keys cannot
  * reach the database either. Concurrent misses for one key share one lookup.
+ *
+ * At most `maxEntries` answers, the least recently used going first. An expired answer is not
+ * served but stays until it is pushed out or replaced (no purge on read or timer), which is
+ * what wasValid reads.
  */
 export class KeyCache {
-  private readonly entries = new Map<string, Entry>();
+  private readonly answers: LRUCache<string, Answer>;
   private readonly inflight = new Map<string, Promise<KeyPrincipal | null>>();
   private generation = 0;
 
   constructor(
     private readonly lookup: (key: string) => Promise<KeyPrincipal | null>,
     private readonly ttlMs: number,
-    private readonly maxEntries = 50_000,
-  ) {}
+    maxEntries = 50_000,
+  ) {
+    // ttl 0 would mean "forever" to lru-cache; with ttlMs 0 nothing is remembered (resolve).
+    this.answers = new LRUCache({ max: maxEntries, ttl: Math.max(ttlMs, 1), noDeleteOnStaleGet: true });
+  }
 
   /** The answer this cache holds for `key` now (null: a known unknown key), or undefined when it must be looked up. */
-  cached(key: string, now = Date.now()): KeyPrincipal | null | undefined {
-    const entry = this.entries.get(hashApiKey(key));
-    return entry && entry.expiresAt > now ? entry.principal : undefined;
+  cached(key: string): KeyPrincipal | null | undefined {
+    return this.answers.get(hashApiKey(key))?.principal;
   }
 
   /**
@@ -34,20 +41,20 @@ export class KeyCache {
    * outlive their TTL until evicted): such a key is no guess, and is looked up even in a flood.
    */
   wasValid(key: string): boolean {
-    return Boolean(this.entries.get(hashApiKey(key))?.principal);
+    return Boolean(this.answers.peek(hashApiKey(key), { allowStale: true })?.principal);
   }
 
-  async resolve(key: string, now = Date.now()): Promise<KeyPrincipal | null> {
+  async resolve(key: string): Promise<KeyPrincipal | null> {
     const hash = hashApiKey(key);
-    const entry = this.entries.get(hash);
-    if (entry && entry.expiresAt > now) return entry.principal;
+    const answer = this.answers.get(hash);
+    if (answer) return answer.principal;
     const pending = this.inflight.get(hash);
     if (pending) return pending;
     const generation = this.generation;
     const promise = this.lookup(key)
       .then((principal) => {
         // A lookup that raced an invalidation must not put the old answer back.
-        if (generation === this.generation && this.ttlMs > 0) this.remember(hash, principal, Date.now() + this.ttlMs);
+        if (generation === this.generation && this.ttlMs > 0) this.answers.set(hash, { principal });
         return principal;
       })
       .finally(() => this.inflight.delete(hash));
@@ -55,17 +62,9 @@ export class KeyCache {
     return promise;
   }
 
-  private remember(hash: string, principal: KeyPrincipal | null, expiresAt: number): void {
-    this.entries.delete(hash);
-    if (this.entries.size >= this.maxEntries) {
-      const oldest = this.entries.keys().next();
-      if (!oldest.done) this.entries.delete(oldest.value);
-    }
-    this.entries.set(hash, { principal, expiresAt });
-  }
-
+  /** Forgets every answer (a key was revoked or changed: see subscribeToKeyInvalidations). */
   clear(): void {
     this.generation++;
-    this.entries.clear();
+    this.answers.clear();
   }
 }

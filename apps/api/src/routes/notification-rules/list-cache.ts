@@ -1,19 +1,14 @@
 import type { RedisClient } from '@notify/queues';
 import { bumpRuleListVersion, redisKeys } from '@notify/queues';
+import { LRUCache } from 'lru-cache';
 
-interface Entry {
+interface Page {
   organizationId: string;
   version: string;
   body: string;
   expiresAt: number;
-  /** What the entry holds, in bytes (see sizeOf). */
+  /** What the page holds, in bytes (see sizeOf). */
   size: number;
-}
-
-interface Organization {
-  bytes: number;
-  /** The organization's keys, least recently used first. */
-  keys: Set<string>;
 }
 
 export interface RuleListCacheOptions {
@@ -24,7 +19,7 @@ export interface RuleListCacheOptions {
   ttlMs?: number;
 }
 
-/** The Map entries, the Set slot and the Entry object, roughly, so that tiny pages are not free. */
+/** The two caches' slots and the Page object, roughly, so that tiny pages are not free. */
 const ENTRY_OVERHEAD_BYTES = 256;
 
 /**
@@ -44,15 +39,15 @@ function sizeOf(key: string, body: string): number {
  * version to trust, so every request goes to the database.
  *
  * Bounded by bytes, not entries: every distinct query (a new `added_date__lte`) is a new page,
- * and pages run to megabytes, so a count of entries let one client grow the heap by a gigabyte.
+ * and pages run to megabytes, so a bound on the count of entries still let one client fill the heap.
  * Least recently used pages go first, the organization's own before anyone else's once it holds
  * its share, so one organization's queries cannot push every other organization's pages out.
  */
 export class RuleListCache {
-  private readonly entries = new Map<string, Entry>();
-  private readonly organizations = new Map<string, Organization>();
-  private totalBytes = 0;
-  private readonly maxBytes: number;
+  /** Every page, least recently used first, within `maxBytes`. */
+  private readonly pages: LRUCache<string, Page>;
+  /** Each organization's pages again, least recently used first, within its share. */
+  private readonly organizations = new Map<string, LRUCache<string, Page>>();
   private readonly maxBytesPerOrganization: number;
   private readonly ttlMs: number;
 
@@ -61,23 +56,30 @@ export class RuleListCache {
     private readonly prefix: string,
     options: RuleListCacheOptions,
   ) {
-    this.maxBytes = options.maxBytes;
     this.maxBytesPerOrganization = Math.min(options.maxBytesPerOrganization ?? Math.floor(options.maxBytes / 4), options.maxBytes);
     this.ttlMs = options.ttlMs ?? 60_000;
+    // A page leaves both caches together, whichever pushed it out: after the operation (disposeAfter),
+    // so that one cache is never changed from inside the other's eviction.
+    this.pages = new LRUCache<string, Page>({
+      // lru-cache takes no bound of 0; with one, no page fits an organization's share (set).
+      maxSize: Math.max(options.maxBytes, 1),
+      sizeCalculation: (page) => page.size,
+      disposeAfter: (page, key) => this.forgetInOrganization(page, key),
+    });
   }
 
-  /** Bytes held by every entry (as counted against the bounds). */
+  /** Bytes held by every page (as counted against the bounds). */
   get bytes(): number {
-    return this.totalBytes;
+    return this.pages.calculatedSize;
   }
 
-  /** Bytes held by one organization's entries. */
+  /** Bytes held by one organization's pages. */
   bytesOf(organizationId: string): number {
-    return this.organizations.get(organizationId)?.bytes ?? 0;
+    return this.organizations.get(organizationId)?.calculatedSize ?? 0;
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.pages.size;
   }
 
   /** The organization's current version, or undefined when it cannot be known. */
@@ -91,73 +93,51 @@ export class RuleListCache {
 
   get(organizationId: string, query: string, version: string, now = Date.now()): string | undefined {
     const key = `${organizationId}|${query}`;
-    const entry = this.entries.get(key);
-    if (!entry) return undefined;
-    if (entry.version !== version || entry.expiresAt <= now) {
+    const page = this.pages.get(key);
+    if (!page) return undefined;
+    // Expiry is checked here, against the caller's clock, rather than by lru-cache's ttl (its own clock).
+    if (page.version !== version || page.expiresAt <= now) {
       // A stale page is never served again: free it now rather than when it ages out.
-      this.remove(key, entry);
+      this.pages.delete(key);
       return undefined;
     }
-    this.touch(key, entry);
-    return entry.body;
+    this.organizations.get(organizationId)?.get(key);
+    return page.body;
   }
 
   set(organizationId: string, query: string, version: string, body: string, now = Date.now()): void {
     const key = `${organizationId}|${query}`;
-    const existing = this.entries.get(key);
-    if (existing) this.remove(key, existing);
+    this.pages.delete(key);
     const size = sizeOf(key, body);
     if (size > this.maxBytesPerOrganization) return;
-    while (this.bytesOf(organizationId) + size > this.maxBytesPerOrganization && this.evictOldest(this.organizations.get(organizationId)?.keys));
-    while (this.totalBytes + size > this.maxBytes && this.evictOldest(this.entries.keys()));
+    const page: Page = { organizationId, version, body, expiresAt: now + this.ttlMs, size };
     let organization = this.organizations.get(organizationId);
     if (!organization) {
-      organization = { bytes: 0, keys: new Set<string>() };
+      organization = new LRUCache<string, Page>({
+        maxSize: this.maxBytesPerOrganization,
+        sizeCalculation: (held) => held.size,
+        disposeAfter: (held, heldKey) => {
+          if (this.pages.peek(heldKey) === held) this.pages.delete(heldKey);
+        },
+      });
       this.organizations.set(organizationId, organization);
     }
-    this.entries.set(key, { organizationId, version, body, expiresAt: now + this.ttlMs, size });
-    organization.keys.add(key);
-    organization.bytes += size;
-    this.totalBytes += size;
+    // The organization's own least recently used pages make room first, then anyone's.
+    organization.set(key, page);
+    this.pages.set(key, page);
   }
 
   /** Forgets this instance's pages of the organization and tells the others. */
   async invalidate(organizationId: string): Promise<void> {
     const organization = this.organizations.get(organizationId);
-    if (organization) {
-      for (const key of [...organization.keys]) {
-        const entry = this.entries.get(key);
-        if (entry) this.remove(key, entry);
-      }
-    }
+    if (organization) for (const key of [...organization.keys()]) this.pages.delete(key);
     await bumpRuleListVersion(this.redis, this.prefix, organizationId);
   }
 
-  private touch(key: string, entry: Entry): void {
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    const keys = this.organizations.get(entry.organizationId)?.keys;
-    keys?.delete(key);
-    keys?.add(key);
-  }
-
-  /** Removes the first of `keys`; false when there is none. */
-  private evictOldest(keys: Iterable<string> | undefined): boolean {
-    for (const key of keys ?? []) {
-      const entry = this.entries.get(key);
-      if (entry) this.remove(key, entry);
-      return entry !== undefined;
-    }
-    return false;
-  }
-
-  private remove(key: string, entry: Entry): void {
-    this.entries.delete(key);
-    this.totalBytes -= entry.size;
-    const organization = this.organizations.get(entry.organizationId);
-    if (!organization) return;
-    organization.keys.delete(key);
-    organization.bytes -= entry.size;
-    if (organization.keys.size === 0) this.organizations.delete(entry.organizationId);
+  private forgetInOrganization(page: Page, key: string): void {
+    const organization = this.organizations.get(page.organizationId);
+    if (!organization || organization.peek(key) !== page) return;
+    organization.delete(key);
+    if (organization.size === 0) this.organizations.delete(page.organizationId);
   }
 }

@@ -1,6 +1,7 @@
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { expect } from 'vitest';
+import { revision } from '../../../bench/support/results';
 import { startTestApp, type TestOrg } from '../../support/app';
 import type { createTestDatabase } from '../../support/database';
 import type { ReceivedMail } from '../../support/smtp';
@@ -200,13 +201,29 @@ export async function settle(db: Db, count: () => Tally, timeoutMs: number): Pro
   return count();
 }
 
-/** Prints a scenario's figures and, with FAULTS_REPORT set, appends them (JSON lines) to that file. */
+/**
+ * Prints a scenario's figures and, with FAULTS_REPORT set, writes them into that JSON file under the
+ * scenario's name (`{ date, scenarios: { <name>: figures } }`), replacing that scenario's earlier
+ * entry and keeping the others': `npm run test:faults` removes the file first, so it holds its
+ * latest run only (bench/README.md). The files run one at a time (--no-file-parallelism), so
+ * nothing else writes the file meanwhile.
+ */
 export function report(scenario: string, figures: Tally & Record<string, unknown>): void {
   const line = { scenario, scale: LONG ? 'long' : 'short', at: new Date().toISOString(), ...figures };
   console.log(`[faults] ${JSON.stringify(line)}`);
   const file = process.env.FAULTS_REPORT;
-  if (file) {
-    mkdirSync(dirname(file), { recursive: true });
-    appendFileSync(file, `${JSON.stringify(line)}\n`);
+  if (!file) return;
+  let scenarios: Record<string, unknown> = {};
+  try {
+    const previous = JSON.parse(readFileSync(file, 'utf8')) as { scenarios?: Record<string, unknown> };
+    if (previous.scenarios && typeof previous.scenarios === 'object') scenarios = previous.scenarios;
+  } catch {
+    // No report yet (or not one of these): this scenario starts it.
   }
+  const { scenario: _name, ...entry } = line;
+  scenarios[scenario] = { ...entry, ...revision() };
+  mkdirSync(dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify({ date: line.at, scenarios }, null, 2)}\n`);
+  renameSync(tmp, file);
 }

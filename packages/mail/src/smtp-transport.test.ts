@@ -65,6 +65,15 @@ describe('smtp transport', () => {
     expect(received?.text?.trim()).toBe('Port 3389 open');
   });
 
+  it('sends lines that start with a dot, and a line that is one, as they were written (dot-stuffed on the wire)', async () => {
+    const server = await sink();
+    const text = '.hidden\n.\n..two\nlast line\n.';
+    const html = '<p>x</p>\n.<b>dot</b>\n.\n';
+    await transport(server.url).send(mail({ text, html }));
+    expect(server.messages[0]?.text).toBe(text);
+    expect(server.messages[0]?.html).toBe(html);
+  });
+
   it('reuses pooled connections instead of one per message', async () => {
     const server = await sink();
     const smtp = transport(server.url, { maxConnections: 2 });

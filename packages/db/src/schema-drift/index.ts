@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { actualFromDatabase } from './catalog';
 import { compareShapes } from './compare';
 import { expectedFromDatamodel, readSchemaModel } from './prisma-schema';
-import { HISTORY_PARTITION_KEYS, HISTORY_PARTITION_UNIQUE, HISTORY_TABLES } from '../sql/history-partitions';
+import { HISTORY_PARTITION_KEYS, HISTORY_PARTITION_UNIQUE, HISTORY_TABLES } from '../sql/includes/history-partitions';
 import type { DriftReport } from './report';
 
 export type { DriftReport } from './report';

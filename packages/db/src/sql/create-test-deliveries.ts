@@ -1,5 +1,5 @@
 import { poolOf, type DatabaseHandle } from '../client';
-import type { DeliveryEvent } from './claim-deliveries';
+import type { DeliveryEvent } from './includes/claimed-delivery';
 
 export interface TestDelivery {
   id: string;

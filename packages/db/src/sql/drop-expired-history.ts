@@ -1,5 +1,5 @@
 import { withTransaction, clientOf, quoteIdent, type DatabaseHandle } from '../client';
-import { addMonths, HISTORY_TABLES, LOCK_HISTORY, monthSuffix, partitionMonth, type HistoryTable } from './history-partitions';
+import { addMonths, HISTORY_TABLES, LOCK_HISTORY, monthSuffix, partitionMonth, type HistoryTable } from './includes/history-partitions';
 
 export interface ExpiredHistory {
   /** Months dropped, as `YYYY-MM`. */

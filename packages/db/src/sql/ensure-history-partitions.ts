@@ -1,5 +1,5 @@
 import { withTransaction, clientOf, type DatabaseHandle } from '../client';
-import { addMonths, HISTORY_TABLES, LOCK_HISTORY, monthStart, monthSuffix } from './history-partitions';
+import { addMonths, HISTORY_TABLES, LOCK_HISTORY, monthStart, monthSuffix } from './includes/history-partitions';
 
 /**
  * Creates the month partitions of the history tables from the month of `now` through

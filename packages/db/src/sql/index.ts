@@ -11,7 +11,7 @@ export { storeEvents, storeEventsToMatch, type StoredEvent } from './store-event
 export { loadEnabledRules, loadEnabledRulesAfter, type EnabledRule } from './load-enabled-rules';
 export { lockUnmatchedEvents, type UnmatchedEvent } from './lock-unmatched-events';
 export { openCoalescingWindows, type CoalescingWindow } from './open-coalescing-windows';
-export { recordMatches, type NewMatch, type RecordedMatches } from './record-matches';
+export { recordMatches, type NewMatch, type RecordedMatches } from './record-matches-deliver-and-claim-first';
 export { loadSilences, type UnexpiredSilence } from './load-silences';
 export { countSilenced } from './count-silenced';
 export { noticeFindings, forgetOldFindings, type Finding } from './notice-findings';
@@ -21,9 +21,13 @@ export { findDuePeriods, DUE_MATCHES_READ_PER_PERIOD } from './find-due-periods'
 export { lockRules } from './lock-rules';
 export { periodsWithDeliveries } from './periods-with-deliveries';
 export { rekeyPendingMatches } from './rekey-pending-matches';
-export { createDeliveries, flushDeliveries, PROBE_MEMBERS_FROM, type ClaimsWhenMade, type CreatedDelivery, type FlushedDeliveries, type MadeDeliveries } from './create-deliveries';
+export { createDeliveries } from './deliver-periods-and-claim';
+export { flushDeliveries, type FlushedDeliveries } from './flush-rules-deliver-and-claim';
+export { PROBE_MEMBERS_FROM } from './includes/deliveries-from-matches';
+export type { ClaimsWhenMade, CreatedDelivery, MadeDeliveries } from './includes/claim-made-deliveries';
 // send
-export { claimDeliveries, type ClaimedDelivery, type DeliveryEvent } from './claim-deliveries';
+export { claimDeliveries } from './claim-deliveries';
+export type { ClaimedDelivery, DeliveryEvent } from './includes/claimed-delivery';
 export { cancelDelivery } from './cancel-delivery';
 export { releaseDeliveries, releaseDelivery } from './release-delivery';
 export { postponeDelivery } from './postpone-delivery';
@@ -44,7 +48,7 @@ export { findUnsentDeliveries } from './find-unsent-deliveries';
 // retention
 export { ensureHistoryPartitions } from './ensure-history-partitions';
 export { dropExpiredHistory, type ExpiredHistory } from './drop-expired-history';
-export { HISTORY_TABLES, HISTORY_PARTITION_KEYS, type HistoryTable } from './history-partitions';
+export { HISTORY_TABLES, HISTORY_PARTITION_KEYS, type HistoryTable } from './includes/history-partitions';
 // planner statistics
 export { analyzeGrownTables, ANALYZE_MIN_CHANGES } from './analyze-grown-tables';
 // health

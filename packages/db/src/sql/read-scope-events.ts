@@ -1,7 +1,7 @@
 import type { Scope } from '@notify/core';
 import { poolOf, type DatabaseHandle } from '../client';
-import type { DeliveryEvent } from './claim-deliveries';
-import { EVENT_JSON } from './event-json';
+import type { DeliveryEvent } from './includes/claimed-delivery';
+import { EVENT_JSON } from './includes/event-json';
 
 /** What a rule's strategy and its renotify window read of a stored event, and where to find it again. */
 export interface ScopeEvent {

@@ -1,6 +1,39 @@
+/**
+ * record-matches-deliver-and-claim-first — recordMatches, one statement of four stages' work:
+ * 1. match:   records the matches found (a (rule, event, audience) recorded before is left as it is)
+ *             and marks their events matched;
+ * 2. deliver: takes the matches to deliver now (an instant rule's first, under a fresh period key),
+ *             recorded delivered or dropped, and makes their deliveries (quiet hours held back);
+ * 3. claim:   makes the first of those deliveries claimed for this process's sender;
+ * 4. answer:  a character a match (recorded or not), the deliveries' ids, and each claimed
+ *             delivery as claimDeliveries answers one.
+ *
+ * Parameters (arrays of one match each, $1–$9 and $14; of one event each, $11–$13):
+ *   $1 uuid[] rule_id       $2 uuid[] organization_id   $3 text[] event_id      $4 timestamptz[] event_received_at
+ *   $5 text[] period_key    $6 timestamptz[] due_at     $7 match_status[] status $8 uuid[] silence_id
+ *   $9 text[] audience      $14 boolean[] deliver_now
+ *   $10 timestamptz         now: the matches' created_at, the events' matched_at, the deliveries' moment
+ *   $11 uuid[] $12 text[] $13 timestamptz[]   the events to mark matched: organization_id, id, received_at
+ *   $15 int                 how many deliveries to make claimed (ClaimsWhenMade.claimUpTo)
+ *   $16 int                 the newest events answered per claimed delivery (ClaimsWhenMade.eventLimit)
+ * CTEs, in order:
+ *   n                                        the matches given, numbered (i)
+ *   recorded                                 the INSERT of matches; a match delivered now gets TAKEN_STATUS (includes/rule-status)
+ *   marked                                   the UPDATE of the events
+ *   taken                                    the recorded matches delivered or dropped now (TAKEN_COLUMNS)
+ *   [members,] recipients, batches, held     includes/deliveries-from-matches, from taken
+ *   inserted                                 deliveriesInsert('fresh', $15)
+ *   claimed                                  includes/claim-made-deliveries
+ *   answer                                   recorded (a '1' or '0' a match, in order), deliveries (ids, comma-separated)
+ * Returns: answer's two columns on every row, with a claimed delivery each (claimedInsertedRows,
+ *   no repeats: the period is fresh), or one row without (id null).
+ * Prepared as `record-matches` (`record-matches-probe` with the probe join).
+ */
 import { clientOf, named, plainArray, rowAnswers, type Transaction } from '../client';
-import { claimedAnswer, type ClaimedDelivery } from './claim-deliveries';
-import { CLAIMED_INSERTED, claimedInsertedRows, deliveriesFromTaken, deliveriesInsert, joinedName, membersJoinFor, NO_CLAIMS, TAKEN_STATUS, type ClaimsWhenMade } from './create-deliveries';
+import { claimedAnswer, type ClaimedDelivery } from './includes/claimed-delivery';
+import { CLAIMED_INSERTED, claimedInsertedRows, NO_CLAIMS, type ClaimsWhenMade } from './includes/claim-made-deliveries';
+import { deliveriesFromTaken, deliveriesInsert, joinedName, membersJoinFor } from './includes/deliveries-from-matches';
+import { TAKEN_STATUS } from './includes/rule-status';
 
 export interface NewMatch {
   ruleId: string;

@@ -1,7 +1,14 @@
 /**
- * The partitioned history: events, matches and deliveries, each partitioned by month (UTC) of
- * a server-set time, with a DEFAULT partition that takes what no month does (see the
- * partitioned_history migration). One home for what maintenance and retention share.
+ * includes/history-partitions — the partitioned history: events, matches and deliveries, each
+ * partitioned by month (UTC) of a server-set time, with a DEFAULT partition that takes what no
+ * month does (see the partitioned_history migration). One home for what maintenance, retention
+ * and the schema drift check share.
+ *
+ * Takes:   nothing of a statement: LOCK_HISTORY is a statement of its own, run in the caller's transaction.
+ * Returns: HISTORY_TABLES, HISTORY_PARTITION_KEYS, HISTORY_PARTITION_UNIQUE (the tables, their keys
+ *          and per-partition unique indexes); LOCK_HISTORY (an advisory lock, no rows); month helpers
+ *          for partition names `<table>_pYYYY_MM`.
+ * Used by: ensure-history-partitions, drop-expired-history, schema-drift.
  */
 
 /** The partitioned tables, in the order their months are dropped (matches before their events). */

@@ -1,4 +1,18 @@
 /**
+ * includes/event-json — an event as an e-mail shows it, in SQL.
+ *
+ * Takes:
+ *   e               a row of `events` (EVENT_COLUMNS, MAIL_EVENT_COLUMNS, EVENT_JSON)
+ *   stored          a jsonb expression holding a DeliveryEvent (mailEventOfStored: a delivery's test_event)
+ * Returns:
+ *   EVENT_COLUMNS       e.id … e.data: a DeliveryEvent's columns, under their own names
+ *   MAIL_EVENT_COLUMNS  the same named as core's EventDetails (occurredAt as epoch ms, tags never null)
+ *   mailEventOfStored   a json expression of one event, keys as MAIL_EVENT_COLUMNS
+ *   EVENT_JSON          a scalar subquery: the row's DeliveryEvent as json
+ * Used by: claim-deliveries, includes/claimed-delivery, read-scope-events (readEventDetails).
+ */
+
+/**
  * What an e-mail shows of an event: each column of `events` and its name in core's EventDetails
  * (the e-mail's event). Stored and read rows (DeliveryEvent) keep the column's name.
  */

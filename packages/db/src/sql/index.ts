@@ -14,7 +14,8 @@ export { openCoalescingWindows, type CoalescingWindow } from './open-coalescing-
 export { recordMatches, type NewMatch, type RecordedMatches } from './record-matches-deliver-and-claim-first';
 export { loadSilences, type UnexpiredSilence } from './load-silences';
 export { countSilenced } from './count-silenced';
-export { noticeFindings, forgetOldFindings, type Finding } from './notice-findings';
+export { noticeFindings, type Finding } from './notice-findings';
+export { forgetOldFindings } from './forget-old-findings';
 // schedule
 export { findDuePeriods, DUE_MATCHES_READ_PER_PERIOD } from './find-due-periods';
 // deliver
@@ -38,7 +39,8 @@ export { markBouncing } from './mark-bouncing';
 export { findDeliveryStatus } from './find-delivery-status';
 export { reopenDelivery } from './reopen-delivery';
 // test sends and preview
-export { readScopeEvents, readEventDetails, ALL_SCOPE_EVENT_COLUMNS, type ScopeEvent, type ScopeEventCursor, type ScopeEventColumns } from './read-scope-events';
+export { readScopeEvents, ALL_SCOPE_EVENT_COLUMNS, type ScopeEvent, type ScopeEventCursor, type ScopeEventColumns } from './read-scope-events';
+export { readEventDetails } from './read-event-details';
 export { createTestDeliveries, type TestDelivery } from './create-test-deliveries';
 // member zones
 export { moveMemberDigests, type ZoneMove } from './move-member-digests';

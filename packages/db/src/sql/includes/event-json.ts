@@ -9,7 +9,7 @@
  *   MAIL_EVENT_COLUMNS  the same named as core's EventDetails (occurredAt as epoch ms, tags never null)
  *   mailEventOfStored   a json expression of one event, keys as MAIL_EVENT_COLUMNS
  *   EVENT_JSON          a scalar subquery: the row's DeliveryEvent as json
- * Used by: claim-deliveries, includes/claimed-delivery, read-scope-events (readEventDetails).
+ * Used by: claim-deliveries, includes/claimed-delivery, read-event-details.
  */
 
 /**

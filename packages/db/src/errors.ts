@@ -1,3 +1,5 @@
+import { ValidationFailed } from '@notify/core';
+
 /** PostgreSQL error codes the repositories translate into domain errors. */
 export const PG = {
   uniqueViolation: '23505',
@@ -21,4 +23,12 @@ export function isPrismaNotFound(error: unknown): boolean {
 /** A write that named a row another table does not have (an organization deleted meanwhile, say). */
 export function isForeignKeyViolation(error: unknown): boolean {
   return pgCode(error) === PG.foreignKeyViolation;
+}
+
+/** A member removed between a rule write's check and its insert: the same answer as if it never existed. */
+export function memberRaceToValidation(error: unknown): never {
+  if (pgCode(error) === PG.foreignKeyViolation || (error as { code?: string }).code === 'P2003') {
+    throw new ValidationFailed([{ param: 'members', details: ['A member was removed while the rule was being saved.'] }]);
+  }
+  throw error;
 }

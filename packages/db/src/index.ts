@@ -6,6 +6,7 @@ export * from './organizations';
 export * from './members';
 export * from './api-keys';
 export * from './rules';
+export * from './rule-hot-paths';
 export { findSchemaDrift, SCHEMA_PRISMA_PATH, type DriftReport, type FindSchemaDriftOptions } from './schema-drift';
 export * from './deliveries';
 export * from './assets';

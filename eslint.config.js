@@ -3,7 +3,8 @@ import tseslint from 'typescript-eslint';
 
 const FRONT_DOORS = [
   // @notify/core/basics: core's modules that import nothing, for what must load small (packages/core/src/basics.ts).
-  { group: ['@notify/*/*', '!@notify/core/basics'], message: 'Import a package through its front door (src/index.ts).' },
+  // @notify/mail/testing: the test SMTP server and secrets, for tests in packages/ and test/ alike.
+  { group: ['@notify/*/*', '!@notify/core/basics', '!@notify/mail/testing'], message: 'Import a package through its front door (src/index.ts).' },
   { group: ['**/generated/prisma*'], message: 'Only packages/db talks to the Prisma client.' },
 ];
 

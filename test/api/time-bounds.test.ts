@@ -5,9 +5,9 @@
  */
 import { connect, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestSmtpServer } from '@notify/mail/testing';
 import { INGEST_TOKEN, startTestApp, type TestApp } from '../support/app';
 import { startPipeline, type PipelineHarness } from '../support/pipeline';
-import type { TestSmtpServer } from '../support/smtp';
 
 const DOCS = 'https://docs.example.test/notification-rules';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

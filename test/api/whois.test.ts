@@ -2,6 +2,7 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findReferral, parseWhoisServer, WhoisClient, WhoisError } from '../../apps/api/src/whois/client';
 import { startTestApp, type TestApp, type TestOrg } from '../support/app';
+import { freePort } from '../support/ports';
 import { ianaAnswer, markmonitorAnswer, verisignAnswer, verisignNoMatch } from '../support/whois-records';
 import { redisKeys } from '@notify/queues';
 
@@ -68,15 +69,6 @@ async function whoisServer(answer: (query: string) => Behaviour, at: { host?: st
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
-}
-
-/** A port nobody listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 describe('GET /v1/lookup/whois', () => {
@@ -295,7 +287,7 @@ describe('GET /v1/lookup/whois', () => {
       const options = { db: t.db };
       silentApp = await startTestApp({ WHOIS_SERVER: silent.address, WHOIS_TIMEOUT_MS: '300' }, options);
       dripApp = await startTestApp({ WHOIS_SERVER: drip.address, WHOIS_TIMEOUT_MS: '300' }, options);
-      refusedApp = await startTestApp({ WHOIS_SERVER: `127.0.0.1:${await closedPort()}` }, options);
+      refusedApp = await startTestApp({ WHOIS_SERVER: `127.0.0.1:${await freePort()}` }, options);
       emptyApp = await startTestApp({ WHOIS_SERVER: empty.address }, options);
       silentOrg = await silentApp.createOrg({ plan: LOOKUP_PLAN });
     });
@@ -428,7 +420,7 @@ describe('WhoisClient', () => {
   });
 
   it('fails with a WhoisError naming the kind', async () => {
-    const client = new WhoisClient({ server: { host: '127.0.0.1', port: await closedPort() }, timeoutMs: 500 });
+    const client = new WhoisClient({ server: { host: '127.0.0.1', port: await freePort() }, timeoutMs: 500 });
     await expect(client.lookup('example.com')).rejects.toMatchObject({ kind: 'unavailable' });
     await expect(client.lookup('example.com')).rejects.toBeInstanceOf(WhoisError);
   });

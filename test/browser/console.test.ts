@@ -2,9 +2,9 @@ import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { chromium, type Browser, type Dialog, type Page } from 'playwright-core';
+import { startSmtpServer, type TestSmtpServer } from '@notify/mail/testing';
 import { ADMIN_TOKEN } from '../support/app';
 import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
-import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
 
 /**
  * The operator's browser pages in Debian's Chromium, driven by playwright-core, against the

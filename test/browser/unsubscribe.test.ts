@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { startSmtpServer, type TestSmtpServer } from '@notify/mail/testing';
 import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
-import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
 
 /** The unsubscribe page an e-mail's link opens, in Debian's Chromium, with JavaScript off as many mail clients' browsers have it. */
 

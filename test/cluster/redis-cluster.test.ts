@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { QUEUE_NAMES, queueKeyPrefix } from '@notify/queues';
+import { startSmtpServer, type TestSmtpServer } from '@notify/mail/testing';
 import { INGEST_TOKEN } from '../support/app';
 import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
 import { redisClusterAvailable, startRedisCluster, type RedisClusterHandle } from '../support/redis-servers';
-import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
 import { expectDeliveredOnce, useScenario } from '../faults/support/scenario';
 import { processEnv } from '../faults/support/services';
 import { report, sendStream, settle, storedEvents, tally } from '../faults/support/stream';

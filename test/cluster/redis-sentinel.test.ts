@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startSmtpServer, type TestSmtpServer } from '@notify/mail/testing';
 import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
 import { redisClusterAvailable, startRedisSentinel, type RedisSentinelHandle } from '../support/redis-servers';
-import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
 
 /** The whole system on a master it finds through Sentinel: REDIS_SENTINELS and REDIS_SENTINEL_MASTER instead of REDIS_URL. */
 describe.skipIf(!redisClusterAvailable())('on Redis behind Sentinel', () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from '@notify/mail/testing';
 import { makeEvent, startPipeline, usePipeline, type PipelineHarness } from '../support/pipeline';
 import { startRelay, type TcpRelay } from '../support/relay';
-import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from '../support/smtp';
 import { waitUntilSettled } from '../support/wait';
 
 const RULES = '/v1/platform/notification-rules';

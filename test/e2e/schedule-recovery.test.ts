@@ -3,11 +3,11 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { periodContaining } from '@notify/core';
 import { jobIds, queueKeyPrefix, QUEUE_NAMES } from '@notify/queues';
+import { startSmtpServer, type TestSmtpServer } from '@notify/mail/testing';
 import { ADMIN_TOKEN } from '../support/app';
 import { createTestDatabase, REDIS_URL } from '../support/database';
 import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
 import { parsePrometheus, valueOf } from '../support/prometheus';
-import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
 import { pause, waitUntilSettled } from '../support/wait';
 
 /** Deletes every Redis key of a queue prefix: what a Redis restart without persistence does. */

@@ -4,9 +4,8 @@
  * the stored event keeps it.
  */
 import { describe, expect, it } from 'vitest';
-import { expectNoSecret, LEAKED } from '../../packages/mail/src/testing/secrets';
+import { expectNoSecret, LEAKED, type ReceivedMail } from '@notify/mail/testing';
 import { makeEvent, usePipeline } from '../support/pipeline';
-import type { ReceivedMail } from '../support/smtp';
 
 function partsOf(mail: ReceivedMail): Record<string, string> {
   const headers = [...mail.parsed.headers.entries()].map(([name, value]) => `${name}: ${JSON.stringify(value)}`).join('\n');

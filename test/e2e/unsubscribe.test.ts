@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { ReceivedMail } from '@notify/mail/testing';
 import { makeEvent, usePipeline } from '../support/pipeline';
-import type { ReceivedMail } from '../support/smtp';
 import { waitUntilSettled } from '../support/wait';
 
 const RULES = '/v1/platform/notification-rules';

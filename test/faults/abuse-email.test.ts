@@ -7,8 +7,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from '@notify/mail/testing';
 import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
-import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from '../support/smtp';
 import { waitUntilSettled } from '../support/wait';
 import { expectApplicationError, paramsOf } from './abuse-support';
 

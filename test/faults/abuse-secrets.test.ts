@@ -8,10 +8,10 @@ import { connect, type AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startSmtpServer, type TestSmtpServer } from '@notify/mail/testing';
 import { ADMIN_TOKEN, INGEST_TOKEN } from '../support/app';
 import { REDIS_URL } from '../support/database';
 import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
-import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
 
 const METRICS_TOKEN = 'test-metrics-token-secret-5150-abcdef';
 const RULES = '/v1/platform/notification-rules';

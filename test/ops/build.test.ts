@@ -12,11 +12,11 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSmtpServer, type TestSmtpServer } from '@notify/mail/testing';
 import { ADMIN_TOKEN, INGEST_TOKEN } from '../support/app';
 import { DATABASE_URL, REDIS_URL } from '../support/database';
 import { makeEvent } from '../support/pipeline';
 import { spawnServer, type ServerProcess } from '../support/processes';
-import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);

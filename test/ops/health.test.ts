@@ -2,13 +2,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSmtpSink, type SmtpSink } from '../../packages/mail/src/testing/smtp-sink';
+import { startSmtpServer, type TestSmtpServer } from '@notify/mail/testing';
 import { ADMIN_TOKEN } from '../support/app';
 import { REDIS_URL } from '../support/database';
 import { startPipeline, type PipelineHarness } from '../support/pipeline';
 import { parsePrometheus, valueOf } from '../support/prometheus';
 import { startRelay, throughRelay } from '../support/relay';
-import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
 
 
 /** A relay to Redis that can be cut and restored: Redis going away, as the process sees it. */
@@ -79,13 +78,13 @@ describe('readiness follows Redis', () => {
 
 describe('readiness follows the mail server', () => {
   let smtp: TestSmtpServer;
-  let sink: SmtpSink;
+  let sink: TestSmtpServer;
   let outbox: string;
   const harnesses: PipelineHarness[] = [];
 
   beforeAll(async () => {
     smtp = await startSmtpServer();
-    sink = await startSmtpSink();
+    sink = await startSmtpServer({ auth: { user: 'user', password: 'secret' } });
     outbox = await mkdtemp(join(tmpdir(), 'notify-outbox-'));
   });
   afterAll(async () => {

@@ -1,10 +1,8 @@
-import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger, maskUrlPassword } from '@notify/observability';
+import { startSmtpServer, type TestSmtpServer } from '@notify/mail/testing';
 import { ADMIN_TOKEN, INGEST_TOKEN } from '../support/app';
 import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
-import type { TestSmtpServer } from '../support/smtp';
 
 const SMTP_PASSWORD = 'Sm7p-pa55w0rd-xq9';
 const METRICS_TOKEN = 'test-metrics-token-9876543210-abcdef';
@@ -28,43 +26,17 @@ function captureLines() {
   };
 }
 
-/** An SMTP server that insists on a password, and counts what it accepts. */
-async function startAuthSmtp(): Promise<{ url: string; accepted: number; close(): Promise<void> }> {
-  const state = { accepted: 0 };
-  const server = new SMTPServer({
-    disabledCommands: ['STARTTLS'],
-    allowInsecureAuth: true,
-    logger: false,
-    onAuth(auth, _session, callback) {
-      if (auth.username === 'mailer' && auth.password === SMTP_PASSWORD) callback(null, { user: auth.username });
-      else callback(Object.assign(new Error('Invalid credentials'), { responseCode: 535 }));
-    },
-    onData(stream, _session, callback) {
-      stream.on('data', () => {});
-      stream.on('end', () => {
-        state.accepted += 1;
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.server.address() as AddressInfo;
-  return Object.assign(state, {
-    url: `smtp://mailer:${SMTP_PASSWORD}@127.0.0.1:${port}?tls=optional`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  });
-}
-
 describe('log lines: JSON, redacted, each naming its request or job', () => {
   const capture = captureLines();
-  let smtp: Awaited<ReturnType<typeof startAuthSmtp>>;
+  let smtp: TestSmtpServer;
   let p: PipelineHarness;
   const secrets: string[] = [ADMIN_TOKEN, INGEST_TOKEN, SMTP_PASSWORD, METRICS_TOKEN];
   let requestId = '';
 
   beforeAll(async () => {
-    smtp = await startAuthSmtp();
-    p = await startPipeline({ url: smtp.url } as TestSmtpServer, { LOG_LEVEL: 'trace', METRICS_TOKEN }, { logDestination: capture });
+    // An SMTP server that insists on a password.
+    smtp = await startSmtpServer({ auth: { user: 'mailer', password: SMTP_PASSWORD } });
+    p = await startPipeline(smtp, { LOG_LEVEL: 'trace', METRICS_TOKEN }, { logDestination: capture });
 
     // An admin call with the bearer token, generating a key (returned once, in the body).
     const org = await p.createOrg();
@@ -86,13 +58,13 @@ describe('log lines: JSON, redacted, each naming its request or job', () => {
     expect((await p.ingest({ events: [makeEvent(org.id)] })).statusCode).toBe(202);
     // vi.waitFor, since expect.poll refuses to run in beforeAll.
     await vi.waitFor(() => expect(capture.lines.some((line) => line.msg === 'e-mail sent'), 'an e-mail sent').toBe(true), { timeout: 10_000, interval: 25 });
-    expect(smtp.accepted).toBe(1);
+    expect(smtp.received).toHaveLength(1);
     // The process made and sent that e-mail without a job; a send job asked for it again (as the
     // reconciler would) finds it sent.
     const sentId = capture.lines.find((line) => line.msg === 'e-mail sent')!.delivery_id as string;
     await p.process.deps.queues.requestSend([sentId], { replaceFinished: true });
     await vi.waitFor(() => expect(capture.lines.some((line) => line.msg === 'job completed' && line.job_id === `send.${sentId}`), 'the send job').toBe(true), { timeout: 10_000, interval: 25 });
-    expect(smtp.accepted).toBe(1);
+    expect(smtp.received).toHaveLength(1);
 
     // Code that logs carelessly: headers, the whole configuration, an error naming the SMTP URL.
     const log = p.process.deps.logger;
@@ -195,8 +167,8 @@ describe('the logger', () => {
       return best;
     };
     const hostile = (size: number) => `${'a.'.repeat(size / 2)}@`;
-    // The former pattern: 121 ms for 16 KiB, 2,309 ms for 64 KiB (quadratic). Linear: 4 times the
-    // length, about 4 times the time; the bounds leave room for a busy machine.
+    // A quadratic pattern takes 16 times as long for 4 times the length; a linear one about 4 times.
+    // The bounds leave room for a busy machine.
     const small = cpuMs(hostile(16 * 1024));
     const large = cpuMs(hostile(64 * 1024));
     expect(large).toBeLessThan(50);

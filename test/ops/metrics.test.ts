@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FREQUENCIES, SCOPES } from '@notify/core';
 import { MAIL_FAILURE_SERIES } from '@notify/observability';
 import { allQueueNames } from '@notify/queues';
+import { startSmtpServer, type TestSmtpServer } from '@notify/mail/testing';
 import { ADMIN_TOKEN } from '../support/app';
 import { makeEvent, startPipeline, type PipelineHarness } from '../support/pipeline';
 import { parsePrometheus, samplesOf, valueOf, type Sample } from '../support/prometheus';
-import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
 
 const METRICS_TOKEN = 'test-metrics-token-0123456789-abcdef';
 

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSmtpServer, type TestSmtpServer } from '@notify/mail/testing';
 import { ADMIN_TOKEN, INGEST_TOKEN, startTestApp, type TestOrg } from '../support/app';
 import { createTestDatabase, DATABASE_URL, REDIS_URL } from '../support/database';
 import { spawnServer, type ServerProcess } from '../support/processes';
-import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
 import { pause, waitUntilSettled } from '../support/wait';
 
 const EVENTS = 200;

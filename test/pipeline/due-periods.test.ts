@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DUE_MATCHES_READ_PER_PERIOD, findDuePeriods } from '@notify/db';
 import { DUE_PERIODS_PAGE } from '@notify/pipeline';
+import { startSmtpServer, type TestSmtpServer } from '@notify/mail/testing';
 import { createTestDatabase } from '../support/database';
 import { startPipeline, type PipelineHarness } from '../support/pipeline';
-import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
 
 describe('findDuePeriods: the periods whose pending matches are due, longest due first', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;

@@ -5,9 +5,9 @@ import { deliverPeriods, requestSend, sendDeliveries, sendDelivery, Slots, type 
 import { unsubscribeToken, type EventDetails } from '@notify/core';
 import { createTestDeliveries, recordMatches, withTransaction, type DeliveryEvent } from '@notify/db';
 import { createRedis, Queues } from '@notify/queues';
+import { startSmtpServer, type TestSmtpServer } from '@notify/mail/testing';
 import { createTestDatabase, REDIS_URL } from '../support/database';
 import { startRelay, type TcpRelay } from '../support/relay';
-import { startSmtpServer, type TestSmtpServer } from '../support/smtp';
 
 /** sendDelivery and sendDeliveries against the real database and a real SMTP server: claims, outages, the record. */
 describe('sendDelivery: one send per delivery, whatever asks', () => {

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from '@notify/mail/testing';
 import { startProcess, type RunningProcess } from '../../apps/server/src/process';
 import { ADMIN_TOKEN, GENEROUS_AUTH_BUDGETS, INGEST_TOKEN } from './app';
 import { createTestDatabase, DATABASE_URL, REDIS_URL } from './database';
-import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from './smtp';
 import { waitUntilSettled } from './wait';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, expect, vi } from 'vitest';

@@ -1,10 +1,10 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { vi } from 'vitest';
+import { freePort } from './ports';
 
 // Redis topologies for tests, on loopback ports: a Cluster (startRedisCluster) and a master
 // watched by Sentinel (startRedisSentinel).
@@ -29,22 +29,6 @@ export interface RedisClusterHandle {
 
 export function redisClusterAvailable(): boolean {
   return spawnSync('redis-server', ['--version']).status === 0 && spawnSync('redis-cli', ['--version']).status === 0;
-}
-
-/** A port that is free, and whose cluster bus port (+10000) is free too. */
-async function freePort(taken: Set<number>): Promise<number> {
-  const listenable = (port: number) =>
-    new Promise<boolean>((resolve) => {
-      const server = createServer().once('error', () => resolve(false)).listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-    });
-  for (;;) {
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
-    if (taken.has(port) || taken.has(port + 10_000)) continue;
-    if ((await listenable(port)) && (await listenable(port + 10_000))) {
-      taken.add(port);
-      return port;
-    }
-  }
 }
 
 async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
@@ -98,9 +82,9 @@ function inSlots(slot: number, ranges: string[]): boolean {
 
 export async function startRedisCluster(masters = 3): Promise<RedisClusterHandle> {
   const dir = mkdtempSync(join(tmpdir(), 'notify-cluster-'));
-  const taken = new Set<number>();
   const ports: number[] = [];
-  for (let i = 0; i < masters * 2; i++) ports.push(await freePort(taken));
+  // Each node's cluster bus port (+10000) must be free too.
+  for (let i = 0; i < masters * 2; i++) ports.push(await freePort({ alsoFree: [10_000] }));
   const processes = new Map<number, ChildProcess>();
   for (const port of ports) {
     const child = spawn('redis-server', [
@@ -183,9 +167,8 @@ export interface RedisSentinelHandle {
 
 export async function startRedisSentinel(masterName = 'notify-test'): Promise<RedisSentinelHandle> {
   const dir = mkdtempSync(join(tmpdir(), 'notify-sentinel-'));
-  const taken = new Set<number>();
-  const masterPort = await freePort(taken);
-  const sentinelPort = await freePort(taken);
+  const masterPort = await freePort();
+  const sentinelPort = await freePort();
   const children: ChildProcess[] = [];
   const stop = async () => {
     for (const child of children) child.kill('SIGKILL');

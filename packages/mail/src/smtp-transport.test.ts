@@ -4,19 +4,21 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createMailTransport } from './create-transport';
 import type { MailTransport, OutgoingMail } from './outgoing-mail';
 import { PermanentMailError, TransientMailError } from './send-errors';
-import { startSmtpSink } from './testing/smtp-sink';
-import type { SmtpSink } from './testing/smtp-sink';
+import { startSmtpServer, type SmtpServerOptions, type TestSmtpServer } from './testing/smtp-server';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function sink(options?: Parameters<typeof startSmtpSink>[0]): Promise<SmtpSink> {
-  const started = await startSmtpSink(options);
+/** A real SMTP server that asks for AUTH as `user` / `secret` (unless `authOptional`). */
+async function sink(options: Omit<SmtpServerOptions, 'auth'> = {}): Promise<TestSmtpServer> {
+  const started = await startSmtpServer({ auth: { user: 'user', password: 'secret' }, ...options });
   cleanups.push(started.close);
   return started;
 }
+
+const refuse = (code: number) => () => ({ code, message: code < 500 ? 'Try again later' : 'Mailbox unavailable' });
 
 function transport(smtpUrl: string, extra: { maxConnections?: number; timeoutsMs?: number } = {}): MailTransport {
   const created = createMailTransport({ smtpUrl, outboxDir: '/nonexistent-outbox', timeoutsMs: 5_000, ...extra });
@@ -54,15 +56,16 @@ describe('smtp transport', () => {
     const result = await smtp.send(sent);
 
     expect(result.response).toMatch(/^250/);
-    expect(server.messages).toHaveLength(1);
-    const received = server.messages[0];
+    expect(server.received).toHaveLength(1);
+    const received = server.received[0];
     expect(received?.subject).toBe(sent.subject);
     expect(received?.messageId).toBe(sent.messageId);
-    expect(received?.from?.value).toEqual([{ address: 'alerts@notify.example', name: 'Notify' }]);
-    expect(received?.to && !Array.isArray(received.to) ? received.to.value.map((a) => a.address) : []).toEqual(['soc@acme.example']);
-    expect(server.recipients[0]).toEqual(['soc@acme.example']);
+    expect(received?.parsed.from?.value).toEqual([{ address: 'alerts@notify.example', name: 'Notify' }]);
+    const to = received?.parsed.to;
+    expect(to && !Array.isArray(to) ? to.value.map((a) => a.address) : []).toEqual(['soc@acme.example']);
+    expect(received?.to).toEqual(['soc@acme.example']);
     expect(received?.html).toContain('<b>3389</b>');
-    expect(received?.text?.trim()).toBe('Port 3389 open');
+    expect(received?.text.trim()).toBe('Port 3389 open');
   });
 
   it('sends lines that start with a dot, and a line that is one, as they were written (dot-stuffed on the wire)', async () => {
@@ -70,8 +73,8 @@ describe('smtp transport', () => {
     const text = '.hidden\n.\n..two\nlast line\n.';
     const html = '<p>x</p>\n.<b>dot</b>\n.\n';
     await transport(server.url).send(mail({ text, html }));
-    expect(server.messages[0]?.text).toBe(text);
-    expect(server.messages[0]?.html).toBe(html);
+    expect(server.received[0]?.text).toBe(text);
+    expect(server.received[0]?.html).toBe(html);
   });
 
   it('reuses pooled connections instead of one per message', async () => {
@@ -79,24 +82,26 @@ describe('smtp transport', () => {
     const smtp = transport(server.url, { maxConnections: 2 });
     const sent = Array.from({ length: 12 }, (_, i) => mail({ to: `member${i}@acme.example` }));
     await Promise.all(sent.map((message) => smtp.send(message)));
-    expect(server.messages.map((m) => m.messageId).sort()).toEqual(sent.map((m) => m.messageId).sort());
+    expect(server.received.map((m) => m.messageId).sort()).toEqual(sent.map((m) => m.messageId).sort());
     expect(server.connections).toBeLessThanOrEqual(2);
   });
 
   it('turns a 451 into a TransientMailError', async () => {
-    const server = await sink({ rejectRecipientWith: 451 });
+    const server = await sink();
+    server.setRecipientVerdict(refuse(451));
     const error = await transport(server.url).send(mail()).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TransientMailError);
     expect((error as Error).cause).toMatchObject({ responseCode: 451 });
   });
 
   it('turns a 550 into a PermanentMailError, at RCPT or after DATA', async () => {
-    for (const options of [{ rejectRecipientWith: 550 }, { rejectDataWith: 550 }]) {
-      const server = await sink(options);
+    for (const refused of ['setRecipientVerdict', 'setVerdict'] as const) {
+      const server = await sink();
+      server[refused](refuse(550));
       const error = await transport(server.url).send(mail()).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(PermanentMailError);
       expect((error as Error).cause).toMatchObject({ responseCode: 550 });
-      expect(server.messages).toHaveLength(0);
+      expect(server.received).toHaveLength(0);
     }
   });
 
@@ -128,7 +133,7 @@ describe('smtp transport', () => {
       const server = await sink({ starttls: true });
       await transport(server.url).send(mail());
       expect(server.logins).toEqual([{ user: 'user', secure: true }]);
-      expect(server.messages).toHaveLength(1);
+      expect(server.received).toHaveLength(1);
     });
 
     it('refuses to send the credentials over a connection STARTTLS cannot encrypt (an offer stripped on the way)', async () => {
@@ -139,7 +144,7 @@ describe('smtp transport', () => {
         await expect(smtp.send(mail())).rejects.toBeInstanceOf(TransientMailError);
       }
       expect(server.logins).toEqual([]);
-      expect(server.messages).toHaveLength(0);
+      expect(server.received).toHaveLength(0);
     });
 
     it('sends them in clear text to a relay the URL says is plain (tls=optional), and needs no TLS without credentials', async () => {
@@ -147,7 +152,7 @@ describe('smtp transport', () => {
       await transport(`smtp://user:secret@127.0.0.1:${server.port}?tls=optional`).send(mail());
       expect(server.logins).toEqual([{ user: 'user', secure: false }]);
       await transport(`smtp://127.0.0.1:${server.port}`).send(mail());
-      expect(server.messages).toHaveLength(2);
+      expect(server.received).toHaveLength(2);
     });
 
     it('still upgrades with tls=optional when the server offers STARTTLS, and can be told to insist without credentials', async () => {
@@ -156,7 +161,7 @@ describe('smtp transport', () => {
       expect(tlsServer.logins).toEqual([{ user: 'user', secure: true }]);
       const plain = await sink({ authOptional: true });
       await expect(transport(`smtp://127.0.0.1:${plain.port}?tls=required`).send(mail())).rejects.toBeInstanceOf(TransientMailError);
-      expect(plain.messages).toHaveLength(0);
+      expect(plain.received).toHaveLength(0);
     });
   });
 });

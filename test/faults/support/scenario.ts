@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect } from 'vitest';
+import { startSmtpServer, type SmtpServerOptions, type TestSmtpServer } from '@notify/mail/testing';
 import { createTestDatabase } from '../../support/database';
 import { spawnServer, type ServerProcess } from '../../support/processes';
-import { startSmtpServer, type SmtpServerOptions, type TestSmtpServer } from '../../support/smtp';
 import { prepareStream, type StreamOptions, type StreamSetup, type Tally } from './stream';
 
 /** What a delivery fault scenario works with; filled in before its test runs. */

@@ -4,17 +4,8 @@ import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { ADMIN_TOKEN, INGEST_TOKEN } from '../../support/app';
 import { DATABASE_URL, REDIS_URL, type createTestDatabase } from '../../support/database';
+import { freePort } from '../../support/ports';
 import { vi } from 'vitest';
-
-/** A port nobody listens on now. */
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /**
  * A Redis server of the scenario's own (the shared one serves every other test file), without

@@ -1,10 +1,10 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { expect } from 'vitest';
+import type { ReceivedMail } from '@notify/mail/testing';
 import { revision } from '../../../bench/support/results';
 import { startTestApp, type TestOrg } from '../../support/app';
 import type { createTestDatabase } from '../../support/database';
-import type { ReceivedMail } from '../../support/smtp';
 import { pause, pipelineBacklog } from '../../support/wait';
 
 /**

@@ -8,7 +8,7 @@
 import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import { numberFromEnv, round } from '../support/common';
-import { PREVIEW_SLICES, previewRule, SCOPES, type PreviewedRule } from '../support/notify';
+import { createMailRenderer, PREVIEW_SLICES, previewRule, SCOPES, type PreviewedRule } from '../support/notify';
 import { newSchema } from '../support/pipeline';
 import { cpuSeconds } from '../support/proc';
 import { Resources } from '../support/processes';
@@ -50,7 +50,9 @@ export async function run(res: Resources): Promise<PartReport> {
   // Every connection opened at once (each query holds one while it sleeps).
   const backends = (await Promise.all(Array.from({ length: PREVIEW_SLICES }, () => db.pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid, pg_sleep(0.05)')))).map((r) => r.rows[0]!.pid);
   const backendCpu = async () => (await Promise.all(backends.map((pid) => cpuSeconds(pid)))).reduce((a, b) => a + b, 0);
-  const ctx = { db, instantCoalesceMs: 5000, now: () => now };
+  // The sample's renderer, compiled on first use (as the API's lazyMailRenderer does).
+  let renderer: ReturnType<typeof createMailRenderer> | undefined;
+  const ctx = { db, instantCoalesceMs: 5000, now: () => now, renderer: () => (renderer ??= createMailRenderer()) };
   const members = [{ id: member, email: 'member@preview.example', name: null }];
   const base = { name: 'Preview', scope: 'new_open_port_detected' as const, deliveryHour: 9, deliveryDayOfWeek: null, renotifyAfterHours: null, strategy: null, members };
   const cases: Array<{ name: string; org: string; rule: PreviewedRule }> = [

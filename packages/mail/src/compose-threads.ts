@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { markCrlfOnly } from './dot-stuffing';
 import { composeInLoop, RenderFailedError, type ComposeRequest, type MailComposer } from './mail-composer';
 import type { MimeMessage } from './mime-message';
 import { rendererFor, type MailTemplates } from './renderer';
@@ -91,7 +92,8 @@ export function composeInThreads(templates: MailTemplates, options: ComposeThrea
       thread.pending.delete(reply.id);
       if (thread.pending.size === 0) worker.unref();
       if ('error' in reply) request.reject(failure(reply.error));
-      else request.resolve({ envelope: reply.envelope, raw: Buffer.from(reply.raw.buffer, reply.raw.byteOffset, reply.raw.byteLength) });
+      // composeMessage's bytes: CRLF lines only, as it marks them in the thread (the mark stays there).
+      else request.resolve({ envelope: reply.envelope, raw: markCrlfOnly(Buffer.from(reply.raw.buffer, reply.raw.byteOffset, reply.raw.byteLength)) });
     });
     worker.on('error', (error) => stopped(thread, worker, error));
     worker.on('exit', (code) => stopped(thread, worker, new Error(`exited with code ${code}`)));

@@ -111,7 +111,7 @@ describe('composeMessage line breaks', () => {
   const piece = fc.constantFrom('\r', '\n', '\r\n', '\n\r', '.', 'a', ' ', 'é', '\x00', '\x0b', 'x'.repeat(500), '<p>', '=');
   const body = fc.array(piece, { maxLength: 40 }).map((pieces) => pieces.join(''));
 
-  it('writes CRLF lines only, whatever the bodies and names hold', () => {
+  it('writes CRLF lines only, whatever the bodies and names hold (its bytes are marked so for the DATA stream)', () => {
     fc.assert(
       fc.property(body, body, body, (html, text, name) => {
         const raw = composeMessage(mail({ html, text, list: { id: 'r.acme.example', name, unsubscribeUrl: 'https://n.example/u/1' } })).raw.toString('latin1');

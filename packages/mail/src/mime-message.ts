@@ -4,12 +4,13 @@ import { encodeWord, encodeWords, foldLines, quoteString } from 'nodemailer/lib/
 import { encode as qpEncode, wrap as qpWrap } from 'nodemailer/lib/qp';
 import type { OutgoingMail, SendResult } from './outgoing-mail';
 import { assertSendable } from './outgoing-mail';
+import { markCrlfOnly } from './dot-stuffing';
 import { PermanentMailError, toMailError } from './send-errors';
 
 /**
  * A message as it goes on the wire: the SMTP envelope and the RFC 5322 bytes, CRLF lines, every
- * byte ASCII (headers as MIME encoded words, bodies 7bit or quoted-printable). Not dot-stuffed:
- * the SMTP connection does that as it sends (see smtp-transport).
+ * byte ASCII (headers as MIME encoded words, bodies 7bit or quoted-printable). The bytes of one
+ * composed in this process are marked so (markCrlfOnly), which makes their dot-stuffing cheap.
  *
  * Composed here rather than by nodemailer: its MailComposer builds a tree of MIME nodes per
  * message (random boundaries, header objects, a stream pipeline per part) and took about half of
@@ -226,7 +227,7 @@ export function composeMessage(mail: OutgoingMail, date: Date = new Date()): Mim
   for (const piece of pieces) at += raw.write(piece, at, 'latin1');
   // CRLF lines only: the headers hold no control character (assertSendable, listPhrase), a 7bit
   // body has CRLF lines (sevenBitBody) and a quoted-printable one encodes every other CR and LF.
-  return { envelope: { from: from.address, to: [mail.to] }, raw };
+  return { envelope: { from: from.address, to: [mail.to] }, raw: markCrlfOnly(raw) };
 }
 
 /**

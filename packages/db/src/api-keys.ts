@@ -1,7 +1,12 @@
+/**
+ * API keys' management (generate, list, rename, make default, delete): ordinary CRUD in Prisma
+ * (Prisma style). Looking a presented key up, authentication's hot path, is one statement of
+ * sql/ (api-key-lookup.ts).
+ */
 import { apiKeyPrefix, Conflict, generateApiKey, hashApiKey, isUuid, messages, NotFound, ValidationFailed } from '@notify/core';
 import type { Database } from './client';
 import { pgCode, PG } from './errors';
-import { getOrganization, PLAN_GROUPS, type Plan, type PlanGroup } from './organizations';
+import { getOrganization } from './organizations';
 
 export interface ApiKeyInfo {
   id: string;
@@ -16,14 +21,6 @@ export interface ApiKeyInfo {
 /** Returned once, at generation: the only time the key itself exists outside the caller. */
 export interface GeneratedApiKey extends ApiKeyInfo {
   key: string;
-}
-
-/** What authentication needs to know about the holder of a key. */
-export interface KeyPrincipal {
-  keyId: string;
-  organizationId: string;
-  /** What the gateway needs of the plan (max_rules is checked where rules are created). */
-  plan: Omit<Plan, 'maxRules'>;
 }
 
 function validateName(name: unknown): string {
@@ -111,35 +108,4 @@ export async function deleteKey(db: Database, organizationId: string, keyId: str
     }
     throw error;
   }
-}
-
-interface PrincipalRow {
-  key_id: string;
-  organization_id: string;
-  plan_groups: string[] | null;
-  rate_limit_per_second: number;
-  rate_limit_per_minute: number;
-  monthly_quota: number;
-}
-
-/** Looks a presented key up by its hash: one indexed query, no key material compared in SQL. */
-export async function findPrincipalByKey(db: Database, key: string): Promise<KeyPrincipal | null> {
-  const { rows } = await db.pool.query<PrincipalRow>(
-    `SELECT k.id AS key_id, o.id AS organization_id, o.plan_groups, o.rate_limit_per_second, o.rate_limit_per_minute, o.monthly_quota
-       FROM api_keys k JOIN organizations o ON o.id = k.organization_id
-      WHERE k.key_hash = $1`,
-    [hashApiKey(key)],
-  );
-  const row = rows[0];
-  if (!row) return null;
-  return {
-    keyId: row.key_id,
-    organizationId: row.organization_id,
-    plan: {
-      groups: (row.plan_groups ?? []).filter((group): group is PlanGroup => (PLAN_GROUPS as readonly string[]).includes(group)),
-      rateLimitPerSecond: row.rate_limit_per_second,
-      rateLimitPerMinute: row.rate_limit_per_minute,
-      monthlyQuota: row.monthly_quota,
-    },
-  };
 }

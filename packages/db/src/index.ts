@@ -5,6 +5,7 @@ export { migrate, readMigrations, MigrationError, MIGRATIONS_DIR, type MigrateOp
 export * from './organizations';
 export * from './members';
 export * from './api-keys';
+export * from './api-key-lookup';
 export * from './rules';
 export * from './rule-hot-paths';
 export { findSchemaDrift, SCHEMA_PRISMA_PATH, type DriftReport, type FindSchemaDriftOptions } from './schema-drift';

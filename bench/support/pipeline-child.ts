@@ -88,7 +88,7 @@ async function runProcess(): Promise<Mode> {
   return {
     port: address?.port ?? null,
     get rules() {
-      return matcher ? running.runtime.index.size : null;
+      return matcher ? running.runtime.pipeline.match!.index.size : null;
     },
     close: () => running.stop(),
   };

@@ -2,7 +2,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SCOPES, SEVERITIES, ValidationFailed, type EventRecord, type Scope } from '@notify/core';
 import type { UnmatchedEvent } from '@notify/db';
-import { createEventPublisher, ingestEvents, LINGER_PROBE_MS, MATCH_IN_STORE_UP_TO, STORE_LINGER_UNTIL, type IngestContext, type MatchInStore } from '@notify/pipeline';
+import { createEventPublisher, IngestStage, LINGER_PROBE_MS, MATCH_IN_STORE_UP_TO, matchQueue, STORE_LINGER_UNTIL, type MatchInStore, type MatchQueueOptions, type ToMatch } from '@notify/pipeline';
+import type { Queues } from '@notify/queues';
 import { ADMIN_TOKEN, INGEST_TOKEN, startTestApp, type TestApp, type TestOrg } from '../support/app';
 import { pause } from '../support/wait';
 
@@ -542,8 +543,10 @@ describe('POST /v1/ingest/events (decisions §5)', () => {
     });
   });
 
-  describe('ingestEvents and the in-platform publisher', () => {
-    const ctx = (overrides: Partial<IngestContext> = {}): IngestContext => ({ db: t.deps.db, queues: t.deps.queues, ...overrides });
+  describe('the ingest stage and the in-platform publisher', () => {
+    /** An ingest stage of its own, its events to the match queues (or to `toMatch`). */
+    const ctx = (options: MatchQueueOptions & { queues?: Pick<Queues, 'requestMatch'>; toMatch?: ToMatch; matchInStore?: MatchInStore } = {}): IngestStage =>
+      new IngestStage({ db: t.deps.db }, { toMatch: options.toMatch ?? matchQueue({ queues: options.queues ?? t.deps.queues }, options), matchInStore: options.matchInStore });
 
     it('does not wait on a Redis that never answers', async () => {
       const errors: unknown[] = [];
@@ -582,20 +585,22 @@ describe('POST /v1/ingest/events (decisions §5)', () => {
       });
     });
 
-    it('hands stored events to matchHere, scope by scope, and publishes to the queue only what it declines', async () => {
+    it('hands stored events to matching, scope by scope: what this process declines goes to the queue', async () => {
       const taken: Array<[Scope, Array<[string, string]>]> = [];
-      const matchHere = (scope: Scope, pairs: Array<[string, string]>) => {
-        if (scope === 'asset_dns_changed') return false;
-        taken.push([scope, pairs]);
-        return true;
+      const queue = matchQueue(t.deps);
+      const toMatch: ToMatch = {
+        hand: async (scope, pairs) => {
+          if (scope === 'asset_dns_changed') return queue.hand(scope, pairs);
+          taken.push([scope, pairs]);
+        },
       };
       const here = { id: newId('here'), organizationId: org.id, scope: 'new_asset_added' as const, occurredAt: new Date(), asset: 'a.example.com', title: 'New asset' };
       const declined = { ...here, id: newId('declined'), scope: 'asset_dns_changed' as const };
-      expect(await createEventPublisher(ctx({ matchHere })).publish([here, declined])).toEqual({ accepted: 2, duplicates: 0 });
+      expect(await createEventPublisher(ctx({ toMatch })).publish([here, declined])).toEqual({ accepted: 2, duplicates: 0 });
       expect(taken).toEqual([['new_asset_added', [[org.id, here.id]]]]);
       expect(await queued('new_asset_added')).not.toContainEqual([org.id, here.id]);
       expect(await queued('asset_dns_changed')).toContainEqual([org.id, declined.id]);
-      // Stored before either: what matchHere took and fails to match, the reconciler finds unmatched.
+      // Stored before either: what this process took and fails to match, the reconciler finds unmatched.
       expect((await rows([here.id, declined.id])).map((row) => row.matched_at)).toEqual([null, null]);
     });
 
@@ -657,7 +662,7 @@ describe('POST /v1/ingest/events (decisions §5)', () => {
         expect(await queued('new_asset_added')).toContainEqual([org.id, event.id]);
       });
 
-      it('leaves a batch over MATCH_IN_STORE_UP_TO, and every batch once closing, to matchHere and the queues', async () => {
+      it('leaves a batch over MATCH_IN_STORE_UP_TO, and every batch once closing, to matching in process and the queues', async () => {
         const big = recordingMatcher();
         const events = Array.from({ length: MATCH_IN_STORE_UP_TO + 1 }, (_, i) => platformEvent(`big${i}`, new Date()));
         expect(await createEventPublisher(ctx({ matchInStore: big.matcher })).publish(events)).toEqual({ accepted: events.length, duplicates: 0 });
@@ -681,7 +686,7 @@ describe('POST /v1/ingest/events (decisions §5)', () => {
     });
 
     it('does nothing for no events', async () => {
-      expect(await ingestEvents(ctx(), [])).toEqual({ accepted: 0, duplicates: 0 });
+      expect(await ctx().ingest([])).toEqual({ accepted: 0, duplicates: 0 });
     });
   });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from '@notify/mail/testing';
-import { makeEvent, startPipeline, usePipeline, type PipelineHarness } from '../support/pipeline';
+import { fastPathOn, makeEvent, startPipeline, usePipeline, type PipelineHarness } from '../support/pipeline';
 import { startRelay, type TcpRelay } from '../support/relay';
 import { waitUntilSettled } from '../support/wait';
 
@@ -39,7 +39,8 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
     expect(rows).toEqual([expect.objectContaining({ status: 'sent', attempts: 1, message_id: mail!.messageId })]);
   });
 
-  it('matches the events it ingests in the same process, without a match job, when it runs the match role too', async () => {
+  // A fast path's own test: with it off (the suite's queued run) there is nothing of it to see.
+  it.runIf(fastPathOn('matchInProcess'))('matches the events it ingests in the same process, without a match job, when it runs the match role too', async () => {
     const org = await t.p.createOrg();
     const member = org.members[0]!;
     const scope = 'new_open_port_detected';
@@ -55,11 +56,12 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
     expect(rows[0].n).toBe(0);
   });
 
-  it('matches a small request\'s events in the transaction that stores them, and e-mails them once', async () => {
+  // A fast path's own test: with it off (the suite's queued run) there is nothing of it to see.
+  it.runIf(fastPathOn('matchInStore'))('matches a small request\'s events in the transaction that stores them, and e-mails them once', async () => {
     const org = await t.p.createOrg();
     const member = org.members[0]!;
     await t.p.createRule(org.key, { name: 'As stored', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
-    const matcher = t.p.process.runtime.matchInStore!;
+    const matcher = t.p.process.runtime.pipeline.inProcess.match!.inStore!;
     const match = vi.spyOn(matcher, 'match');
     const failed = vi.spyOn(matcher, 'failed');
     try {
@@ -85,11 +87,12 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
     }
   });
 
-  it('does not hold a request on a rule another transaction holds: its events are stored alone, and matched once it lets go', async () => {
+  // A fast path's own test: with it off (the suite's queued run) there is nothing of it to see.
+  it.runIf(fastPathOn('matchInStore'))('does not hold a request on a rule another transaction holds: its events are stored alone, and matched once it lets go', async () => {
     const org = await t.p.createOrg();
     const member = org.members[0]!;
     const rule = await t.p.createRule(org.key, { name: 'Held', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
-    const failed = vi.spyOn(t.p.process.runtime.matchInStore!, 'failed');
+    const failed = vi.spyOn(t.p.process.runtime.pipeline.inProcess.match!.inStore!, 'failed');
     const holder = await t.p.db.pool.connect();
     try {
       // As a flush of the rule would hold it, for longer than the request may wait.
@@ -115,7 +118,8 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
     }
   });
 
-  it('sends the e-mails of the deliveries it makes in the same process, without a send job, when it runs the send role too', async () => {
+  // A fast path's own test: with it off (the suite's queued run) there is nothing of it to see.
+  it.runIf(fastPathOn('sendInProcess'))('sends the e-mails of the deliveries it makes in the same process, without a send job, when it runs the send role too', async () => {
     const org = await t.p.createOrg();
     const member = org.members[0]!;
     await t.p.createRule(org.key, { name: 'Sent here', scope: 'new_open_port_detected', members: [member.team_member_uuid] });
@@ -317,7 +321,8 @@ describe('SMTP failures', () => {
     expect(t.smtp.received.filter((mail) => mail.to.includes(member.email))).toHaveLength(1);
   });
 
-  it('hands a delivery whose first attempt, in the process that made it, failed to a send job of its own with the attempts left, after the first backoff', async () => {
+  // A fast path's own test: with it off (the suite's queued run) there is nothing of it to see.
+  it.runIf(fastPathOn('sendInProcess'))('hands a delivery whose first attempt, in the process that made it, failed to a send job of its own with the attempts left, after the first backoff', async () => {
     const org = await t.p.createOrg();
     const member = org.members[0]!;
     t.smtp.setVerdict(({ to, attempt }) => (to.includes(member.email) && attempt === 1 ? { code: 451, message: 'Try again later' } : 'accept'));

@@ -100,7 +100,7 @@ describe("each member's own clock: digests at their own delivery hour, quiet hou
     await advanceTo('2026-11-03T10:00:00Z');
     await setClock(t.p, org.id, mover.team_member_uuid, { timezone: 'Asia/Tokyo' });
     // The match stage reloads the organization's rules, with their members' zones.
-    await expect.poll(() => t.p.process.runtime.index.rulesFor(org.id, 'new_open_port_detected')[0]?.memberZones).toEqual(['Asia/Tokyo', 'Europe/Berlin']);
+    await expect.poll(() => t.p.process.runtime.pipeline.match!.index.rulesFor(org.id, 'new_open_port_detected')[0]?.memberZones).toEqual(['Asia/Tokyo', 'Europe/Berlin']);
     await advanceTo('2026-11-03T11:00:00Z');
     await ingest([makeEvent(org.id, { title: 'Finding C' })]);
     await waitUntilSettled(t.p.db);

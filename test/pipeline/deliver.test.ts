@@ -1,13 +1,15 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deliverPeriods, flushRule, type PipelineContext } from '@notify/pipeline';
+import { DeliverStage, sendQueue, type PipelineResources } from '@notify/pipeline';
 import { createRedis, Queues } from '@notify/queues';
 import { createTestDatabase, REDIS_URL } from '../support/database';
 import { recordingSender } from '../support/sender';
 
 describe('deliverPeriods: one delivery per member and period, whatever asks twice', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  let ctx: PipelineContext;
+  let ctx: PipelineResources;
+  /** The deliver stage, its deliveries to the send queue. */
+  let stage: DeliverStage;
   let redis: ReturnType<typeof createRedis>;
   const org = randomUUID();
   const rule = randomUUID();
@@ -17,7 +19,8 @@ describe('deliverPeriods: one delivery per member and period, whatever asks twic
   beforeAll(async () => {
     db = await createTestDatabase();
     redis = createRedis(REDIS_URL, 'test-deliver-period');
-    ctx = { db, queues: new Queues({ connection: redis, prefix: `test-${randomBytes(4).toString('hex')}` }), now: () => new Date(), instantCoalesceMs: 1000 };
+    ctx = { db, queues: new Queues({ connection: redis, prefix: `test-${randomBytes(4).toString('hex')}` }), now: () => new Date() };
+    stage = new DeliverStage(ctx, sendQueue(ctx));
     await db.pool.query(`INSERT INTO organizations (id, name) VALUES ($1, 'o')`, [org]);
     await db.pool.query(`INSERT INTO team_members (id, organization_id, email) VALUES ($1, $3, 'a@x.example'), ($2, $3, 'b@x.example')`, [...members, org]);
     await db.pool.query(`INSERT INTO notification_rules (id, organization_id, name, scope, frequency, delivery_hour) VALUES ($1, $2, 'r', 'asset_dns_changed', 'daily', 9)`, [rule, org]);
@@ -44,8 +47,8 @@ describe('deliverPeriods: one delivery per member and period, whatever asks twic
     await db.pool.query(`UPDATE events SET received_at = received_at - interval '1 hour' WHERE organization_id = $1 AND id = 'e1'`, [org]);
     await db.pool.query(`UPDATE matches SET event_received_at = event_received_at - interval '1 hour' WHERE organization_id = $1 AND event_id = 'e1'`, [org]);
     const { rows: [first] } = await db.pool.query<{ received_at: Date }>(`SELECT min(received_at) AS received_at FROM events WHERE organization_id = $1 AND id IN ('e1', 'e2')`, [org]);
-    expect(await deliverPeriods(ctx, [{ ruleId: rule, periodKey: KEY }])).toHaveLength(2);
-    expect(await deliverPeriods(ctx, [{ ruleId: rule, periodKey: KEY }])).toEqual([]);
+    expect(await stage.deliverPeriods([{ ruleId: rule, periodKey: KEY }])).toHaveLength(2);
+    expect(await stage.deliverPeriods([{ ruleId: rule, periodKey: KEY }])).toEqual([]);
     const rows = await deliveries();
     expect(rows.map((row) => row.team_member_id).sort()).toEqual([...members].sort());
     expect(rows.every((row) => row.period_key === KEY && row.event_count === 2)).toBe(true);
@@ -54,7 +57,7 @@ describe('deliverPeriods: one delivery per member and period, whatever asks twic
 
   it('gives matches that arrive after their period was delivered a period of their own', async () => {
     await match('late');
-    expect(await deliverPeriods(ctx, [{ ruleId: rule, periodKey: KEY }])).toHaveLength(2);
+    expect(await stage.deliverPeriods([{ ruleId: rule, periodKey: KEY }])).toHaveLength(2);
     const late = (await deliveries()).filter((row) => row.period_key !== KEY);
     expect(late).toHaveLength(2);
     expect(late[0]!.period_key.startsWith(`${KEY}~`)).toBe(true);
@@ -64,7 +67,7 @@ describe('deliverPeriods: one delivery per member and period, whatever asks twic
   it('delivers many periods in one call: a fresh one, a late one, one asked twice, and one of a rule that is gone', async () => {
     await match('m-fresh', 'k-fresh');
     await match('m-late'); // KEY was delivered above: this match goes in a late round of its own
-    const created = await deliverPeriods(ctx, [
+    const created = await stage.deliverPeriods([
       { ruleId: rule, periodKey: 'k-fresh' },
       { ruleId: rule, periodKey: KEY },
       { ruleId: rule, periodKey: 'k-fresh' },
@@ -76,14 +79,14 @@ describe('deliverPeriods: one delivery per member and period, whatever asks twic
     const { rows: lateMatch } = await db.pool.query<{ period_key: string; status: string }>(`SELECT period_key, status FROM matches WHERE event_id = 'm-late'`);
     expect(lateMatch[0]!.status).toBe('delivered');
     expect(lateMatch[0]!.period_key.startsWith(`${KEY}~`)).toBe(true);
-    expect(await deliverPeriods(ctx, [{ ruleId: rule, periodKey: 'k-fresh' }])).toEqual([]);
+    expect(await stage.deliverPeriods([{ ruleId: rule, periodKey: 'k-fresh' }])).toEqual([]);
   });
 
   it('drops the matches of a disabled rule', async () => {
     await match('off', 'k-off');
     await db.pool.query('UPDATE notification_rules SET enabled = false WHERE id = $1', [rule]);
     try {
-      expect(await deliverPeriods(ctx, [{ ruleId: rule, periodKey: 'k-off' }])).toEqual([]);
+      expect(await stage.deliverPeriods([{ ruleId: rule, periodKey: 'k-off' }])).toEqual([]);
       const { rows } = await db.pool.query(`SELECT status FROM matches WHERE event_id = 'off'`);
       expect(rows).toEqual([{ status: 'dropped' }]);
     } finally {
@@ -94,8 +97,8 @@ describe('deliverPeriods: one delivery per member and period, whatever asks twic
   it('flushes every pending period into one delivery per member', async () => {
     await match('f1', 'k1');
     await match('f2', 'k2');
-    expect(await flushRule(ctx, rule)).toEqual({ matches: 2, deliveries: 2 });
-    expect(await flushRule(ctx, rule)).toEqual({ matches: 0, deliveries: 0 });
+    expect(await stage.flush(rule)).toEqual({ matches: 2, deliveries: 2 });
+    expect(await stage.flush(rule)).toEqual({ matches: 0, deliveries: 0 });
   });
 
   it('flushes asked for at once share a transaction, and each hears of its own rule', async () => {
@@ -115,14 +118,14 @@ describe('deliverPeriods: one delivery per member and period, whatever asks twic
     const missing = randomUUID();
     // A transaction of flushes reads the clock once (its flush period): counted, one transaction.
     let transactions = 0;
-    const counted: PipelineContext = { ...ctx, now: () => (transactions++, new Date()) };
+    const counted = new DeliverStage({ ...ctx, now: () => (transactions++, new Date()) }, sendQueue(ctx));
     const [own, again, first, second, unknown] = await Promise.allSettled([
-      flushRule(counted, rule),
+      counted.flush(rule),
       // The same rule in the same batch (its id in capitals) is flushed once.
-      flushRule(counted, rule.toUpperCase()),
-      flushRule(counted, others[0]!),
-      flushRule(counted, others[1]!),
-      flushRule(counted, missing),
+      counted.flush(rule.toUpperCase()),
+      counted.flush(others[0]!),
+      counted.flush(others[1]!),
+      counted.flush(missing),
     ]);
     expect(transactions).toBe(1);
     const results = [own, again].map((r) => (r.status === 'fulfilled' ? r.value : r.reason));
@@ -141,7 +144,7 @@ describe('deliverPeriods: one delivery per member and period, whatever asks twic
     await match('p-open', 'k-open');
     await db.pool.query(`UPDATE matches SET status = 'repeat' WHERE organization_id = $1 AND event_id IN ('r-done', 'r-open')`, [org]);
     const dueBefore = (await db.pool.query<{ due_at: Date }>(`SELECT due_at FROM matches WHERE organization_id = $1 AND event_id = 'r-open'`, [org])).rows[0]!.due_at;
-    expect(await flushRule(ctx, rule)).toEqual({ matches: 1, deliveries: 2 });
+    expect(await stage.flush(rule)).toEqual({ matches: 1, deliveries: 2 });
     const { rows } = await db.pool.query<{ event_id: string; status: string; period_key: string; due_at: Date }>(
       `SELECT event_id, status, period_key, due_at FROM matches WHERE organization_id = $1 AND event_id IN ('r-done', 'r-open', 'p-open') ORDER BY event_id`, [org]);
     const flushed = rows[0]!.period_key;
@@ -155,10 +158,10 @@ describe('deliverPeriods: one delivery per member and period, whatever asks twic
     expect(rows[2]!.due_at).toEqual(dueBefore);
   });
 
-  /** A context whose sender has `room`, and what it was handed (recordingSender). */
+  /** A deliver stage whose sender has `room`, and what it was handed (recordingSender). */
   function senderWithRoom(room: number) {
-    const { sendHere, handed } = recordingSender(room);
-    return { here: { ...ctx, sendHere } as PipelineContext, handed };
+    const { toSend, handed } = recordingSender(ctx, room);
+    return { here: new DeliverStage(ctx, toSend), handed };
   }
   const statuses = async (ids: string[]) =>
     (await db.pool.query<{ id: string; status: string; attempts: number }>(`SELECT id, status::text, attempts FROM deliveries WHERE id = ANY($1::uuid[])`, [ids])).rows;
@@ -166,7 +169,7 @@ describe('deliverPeriods: one delivery per member and period, whatever asks twic
   it('hands a due period\'s and a flush\'s deliveries to this process\'s sender claimed, as many as it has room for, claimed ones first', async () => {
     await match('claimed-due', 'k-claimed');
     const one = senderWithRoom(1);
-    const made = await deliverPeriods(one.here, [{ ruleId: rule, periodKey: 'k-claimed' }]);
+    const made = await one.here.deliverPeriods([{ ruleId: rule, periodKey: 'k-claimed' }]);
     expect(made).toHaveLength(2);
     expect(one.handed).toHaveLength(1);
     expect(one.handed[0]!.claimed).toHaveLength(1);
@@ -176,14 +179,14 @@ describe('deliverPeriods: one delivery per member and period, whatever asks twic
 
     await match('claimed-flush', 'k-flushed');
     const plenty = senderWithRoom(100);
-    expect(await flushRule(plenty.here, rule)).toEqual({ matches: 1, deliveries: 2 });
+    expect(await plenty.here.flush(rule)).toEqual({ matches: 1, deliveries: 2 });
     expect(plenty.handed[0]!.claimed).toHaveLength(2);
     expect((await statuses(plenty.handed[0]!.ids)).map((row) => [row.status, row.attempts])).toEqual([['sending', 1], ['sending', 1]]);
 
     // A sender without room gets none claimed.
     await match('claimed-none', 'k-none');
     const none = senderWithRoom(0);
-    expect(await deliverPeriods(none.here, [{ ruleId: rule, periodKey: 'k-none' }])).toHaveLength(2);
+    expect(await none.here.deliverPeriods([{ ruleId: rule, periodKey: 'k-none' }])).toHaveLength(2);
     expect(none.handed[0]!.claimed).toEqual([]);
   });
 });

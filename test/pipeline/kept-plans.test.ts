@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyzeGrownTables, createDatabase } from '@notify/db';
-import { createEventPublisher, flushRule, matchEvents, matchStoredEvents, RuleIndex, type MatchInStore, type PipelineContext } from '@notify/pipeline';
+import { createEventPublisher, DeliverStage, IngestStage, MatchStage, matchQueue, RuleIndex, sendQueue, type MatchInStore, type PipelineResources } from '@notify/pipeline';
 import { createRedis, Queues } from '@notify/queues';
 import { createTestDatabase, DATABASE_URL, REDIS_URL, storeUnmatchedEvent } from '../support/database';
 
@@ -63,10 +63,12 @@ describe('the match, flush and ingest transactions\' kept plans, made while the 
    * matched in the transaction that stores it (as the ingest route does in a process that runs
    * the match role), and the daily rule flushed again.
    */
-  async function matchAndFlush(ctx: PipelineContext, index: RuleIndex, immediate: number): Promise<void> {
-    const matched = await matchEvents(ctx, index, [await storeUnmatchedEvent(db, org, SCOPE)]);
+  async function matchAndFlush(ctx: PipelineResources, index: RuleIndex, immediate: number): Promise<void> {
+    const match = new MatchStage(ctx, { index, instantCoalesceMs: 60_000, toSend: sendQueue(ctx) });
+    const deliver = new DeliverStage(ctx, sendQueue(ctx));
+    const matched = await match.match([await storeUnmatchedEvent(db, org, SCOPE)]);
     expect(matched).toMatchObject({ events: 1, matches: 2, immediate });
-    expect(await flushRule(ctx, daily)).toEqual({ matches: 1, deliveries: 1 });
+    expect(await deliver.flush(daily)).toEqual({ matches: 1, deliveries: 1 });
     const failures: unknown[] = [];
     // What follows the commit (the metrics, handing over deliveries) runs in the background, as in
     // the worker; awaited below, so that none of it outlives the test and its queues.
@@ -75,21 +77,21 @@ describe('the match, flush and ingest transactions\' kept plans, made while the 
       open: () => true,
       now: ctx.now,
       match: async (tx, events, now) => {
-        const committed = await matchStoredEvents(ctx, index, tx, events, now);
+        const committed = await match.matchStored(tx, events, now);
         return () => void afterCommit.push(committed());
       },
       failed: (error) => failures.push(error),
     };
     const event = { id: `i-${randomBytes(4).toString('hex')}`, organizationId: org, scope: SCOPE, occurredAt: new Date(), asset: 'a.example', title: 't' } as const;
-    expect(await createEventPublisher({ db: ctx.db, queues, matchInStore }).publish(event)).toEqual({ accepted: 1, duplicates: 0 });
+    expect(await createEventPublisher(new IngestStage({ db: ctx.db }, { toMatch: matchQueue({ queues }), matchInStore })).publish(event)).toEqual({ accepted: 1, duplicates: 0 });
     expect(failures).toEqual([]);
     expect(afterCommit).toHaveLength(1);
     await expect(afterCommit[0]).resolves.toMatchObject({ events: 1, matches: 2 });
-    expect(await flushRule(ctx, daily)).toEqual({ matches: 1, deliveries: 1 });
+    expect(await deliver.flush(daily)).toEqual({ matches: 1, deliveries: 1 });
   }
 
   it('reads none of the grown tables whole once the statistics keeper has analyzed them', async () => {
-    const ctx: PipelineContext = { db: one, queues, now: () => new Date(), instantCoalesceMs: 60_000 };
+    const ctx: PipelineResources = { db: one, queues, now: () => new Date() };
     const index = new RuleIndex();
     await index.loadAll(one);
     // The month's partitions are empty: the session's first calls make the plans it keeps.

@@ -1,14 +1,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLAIM_AHEAD, matchEvents, RuleIndex, type PipelineContext } from '@notify/pipeline';
+import { CLAIM_AHEAD, MatchStage, RuleIndex } from '@notify/pipeline';
 import { createRedis, Queues } from '@notify/queues';
 import { createTestDatabase, REDIS_URL, storeUnmatchedEvent } from '../support/database';
 import { recordingSender } from '../support/sender';
 
-// matchEvents makes the first matches of instant rules deliveries in the statement that records
+// The match stage makes the first matches of instant rules deliveries in the statement that records
 // them, and makes some of them claimed for the process's sender (no claim statement of their own):
 // as many as its sender has room for, and no more than one claim statement takes (CLAIM_AHEAD).
-describe('matchEvents: instant deliveries made claimed for this process\'s sender', () => {
+describe('MatchStage: instant deliveries made claimed for this process\'s sender', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
   let redis: ReturnType<typeof createRedis>;
   let queues: Queues;
@@ -38,12 +38,12 @@ describe('matchEvents: instant deliveries made claimed for this process\'s sende
     return index;
   }
 
-  /** matchEvents with a sender that has `room`: what it was handed, and each delivery's row. */
+  /** The match stage with a sender that has `room`: what it was handed, and each delivery's row. */
   async function matchWithRoom(scope: string, rules: number, room: number) {
     const index = await instantRules(scope, rules);
-    const { sendHere, handed } = recordingSender(room);
-    const ctx: PipelineContext = { db, queues, now: () => new Date(), instantCoalesceMs: 60_000, sendHere };
-    const result = await matchEvents(ctx, index, [await storeUnmatchedEvent(db, org, scope)]);
+    const { toSend, handed } = recordingSender({ db, queues }, room);
+    const stage = new MatchStage({ db, queues, now: () => new Date() }, { index, instantCoalesceMs: 60_000, toSend });
+    const result = await stage.match([await storeUnmatchedEvent(db, org, scope)]);
     const { rows } = await db.pool.query<{ id: string; status: string; attempts: number }>(
       `SELECT d.id, d.status::text AS status, d.attempts FROM deliveries d JOIN notification_rules r ON r.id = d.rule_id WHERE r.scope = $1`, [scope]);
     return { result, handed, rows };

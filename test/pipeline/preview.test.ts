@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { previewRule, type PreviewedRule } from '@notify/pipeline';
+import { lazyMailRenderer, previewRule, type PreviewedRule } from '@notify/pipeline';
 import { createTestDatabase } from '../support/database';
 
 // A preview reads its 30 days as slices of time read at once (PREVIEW_SLICES); the replay must see
@@ -11,7 +11,8 @@ describe('previewRule: the stored events of the whole range, replayed in arrival
   const now = new Date('2026-11-20T12:00:00Z');
   const org = { id: randomUUID(), name: 'Acme', timezone: 'UTC' };
   const member = { id: randomUUID(), email: 'a@acme.example', name: null };
-  const ctx = () => ({ db, instantCoalesceMs: 60_000, now: () => now });
+  const renderer = lazyMailRenderer();
+  const ctx = () => ({ db, instantCoalesceMs: 60_000, now: () => now, renderer });
   const ago = (ms: number) => new Date(now.getTime() - ms);
   const DAY = 86_400_000;
   const HOUR = 3_600_000;

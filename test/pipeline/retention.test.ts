@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureHistoryPartitions, storeEvents } from '@notify/db';
-import { maintainHistory, type PipelineContext } from '@notify/pipeline';
+import { maintainHistory, type PipelineResources } from '@notify/pipeline';
 import { createRedis, Queues } from '@notify/queues';
 import type { IncomingEvent } from '@notify/core';
 import { createTestDatabase, REDIS_URL } from '../support/database';
@@ -14,7 +14,7 @@ import { createTestDatabase, REDIS_URL } from '../support/database';
 describe('retention: old months of history dropped by the partition, nothing owed lost', () => {
   const NOW = new Date('2026-11-24T12:00:00Z');
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  let ctx: PipelineContext;
+  let ctx: PipelineResources;
   let redis: ReturnType<typeof createRedis>;
   const org = randomUUID();
   const rule = randomUUID();
@@ -58,7 +58,7 @@ describe('retention: old months of history dropped by the partition, nothing owe
   beforeAll(async () => {
     db = await createTestDatabase();
     redis = createRedis(REDIS_URL, 'test-retention');
-    ctx = { db, queues: new Queues({ connection: redis, prefix: `test-${randomBytes(4).toString('hex')}` }), now: () => NOW, instantCoalesceMs: 1000 };
+    ctx = { db, queues: new Queues({ connection: redis, prefix: `test-${randomBytes(4).toString('hex')}` }), now: () => NOW };
     await db.pool.query(`INSERT INTO organizations (id, name) VALUES ($1, 'o')`, [org]);
     await db.pool.query(`INSERT INTO team_members (id, organization_id, email) VALUES ($1, $2, 'soc@x.example')`, [member, org]);
     await db.pool.query(`INSERT INTO notification_rules (id, organization_id, name, scope, frequency, delivery_hour) VALUES ($1, $2, 'r', 'asset_dns_changed', 'monthly', 9)`, [rule, org]);

@@ -1,7 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { composeInLoop, createMailRenderer, createMailTransport, type MailRenderer, type MailTransport } from '@notify/mail';
-import { deliverPeriods, requestSend, sendDeliveries, sendDelivery, Slots, type SendContext } from '@notify/pipeline';
+import { createLogger } from '@notify/observability';
+import { DeliverStage, emailDestination, SendInProcess, SendStage, sendQueue, type PipelineResources } from '@notify/pipeline';
 import { unsubscribeToken, type EventDetails } from '@notify/core';
 import { createTestDeliveries, recordMatches, withTransaction, type DeliveryEvent } from '@notify/db';
 import { createRedis, Queues } from '@notify/queues';
@@ -9,14 +10,19 @@ import { startSmtpServer, type TestSmtpServer } from '@notify/mail/testing';
 import { createTestDatabase, REDIS_URL } from '../support/database';
 import { startRelay, type TcpRelay } from '../support/relay';
 
-/** sendDelivery and sendDeliveries against the real database and a real SMTP server: claims, outages, the record. */
-describe('sendDelivery: one send per delivery, whatever asks', () => {
+/** The send stage's sendOne and sendMany against the real database and a real SMTP server: claims, outages, the record. */
+describe('SendStage: one send per delivery, whatever asks', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
   let redis: ReturnType<typeof createRedis>;
   let smtp: TestSmtpServer;
   let relay: TcpRelay;
   let transport: MailTransport;
-  let ctx: SendContext;
+  let ctx: PipelineResources & { unsubscribe: { secret: string; baseUrl: string } };
+  let composer: ReturnType<typeof composeInLoop>;
+  /** A sender (a process's send stage) of its own: `concurrency` e-mails in flight. */
+  let senderWith: (options?: { claimTimeoutMs?: number; composer?: ReturnType<typeof composeInLoop>; concurrency?: number }) => SendStage;
+  let stage: SendStage;
+  let deliver: DeliverStage;
   let renderer: MailRenderer;
   const org = randomUUID();
   const rule = randomUUID();
@@ -33,14 +39,16 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
       db,
       queues: new Queues({ connection: redis, prefix: `test-${randomBytes(4).toString('hex')}` }),
       now: () => new Date(),
-      instantCoalesceMs: 1000,
-      composer: composeInLoop((renderer = await createMailRenderer())),
-      transport,
       unsubscribe: { secret: 'test-unsubscribe-secret-of-32-characters', baseUrl: 'http://localhost/unsubscribe' },
-      from: 'alerts@notify.test',
-      messageIdDomain: 'notify.test',
-      claimTimeoutMs: 2000,
     };
+    composer = composeInLoop((renderer = await createMailRenderer()));
+    senderWith = (options = {}) => new SendStage(ctx, {
+      destination: emailDestination({ composer: options.composer ?? composer, transport, unsubscribe: ctx.unsubscribe, from: 'alerts@notify.test', messageIdDomain: 'notify.test' }),
+      claimTimeoutMs: options.claimTimeoutMs ?? 2000,
+      concurrency: options.concurrency ?? 1,
+    });
+    stage = senderWith();
+    deliver = new DeliverStage(ctx, sendQueue(ctx));
     await db.pool.query(`INSERT INTO organizations (id, name) VALUES ($1, 'o')`, [org]);
     await db.pool.query(`INSERT INTO team_members (id, organization_id, email) VALUES ($1, $2, 'a@x.example')`, [member, org]);
     await db.pool.query(`INSERT INTO notification_rules (id, organization_id, name, scope, frequency, delivery_hour) VALUES ($1, $2, 'r', 'asset_dns_changed', 'daily', 9)`, [rule, org]);
@@ -61,7 +69,7 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
     await db.pool.query(`INSERT INTO events (organization_id, id, scope, occurred_at, asset, title, matched_at) VALUES ($1, $2, 'asset_dns_changed', now(), 'a.example', $3, now())`, [org, event, `title ${period}`]);
     await db.pool.query(`INSERT INTO matches (rule_id, organization_id, event_id, event_received_at, period_key, due_at)
        SELECT $1::uuid, $2::uuid, $3::text, received_at, $4::text, now() FROM events WHERE organization_id = $2::uuid AND id = $3::text`, [rule, org, event, period]);
-    const [id] = await deliverPeriods(ctx, [{ ruleId: rule, periodKey: period }]);
+    const [id] = await deliver.deliverPeriods([{ ruleId: rule, periodKey: period }]);
     return id!;
   }
   const row = async (id: string) =>
@@ -70,7 +78,7 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
   it('sends once when two senders ask at the same time', async () => {
     const id = await newDelivery();
     const before = smtp.received.length;
-    const outcomes = await Promise.all([sendDelivery(ctx, id), sendDelivery(ctx, id)]);
+    const outcomes = await Promise.all([stage.sendOne(id), stage.sendOne(id)]);
     expect(outcomes.map((outcome) => outcome.status).sort()).toEqual(['sent', 'skipped']);
     expect(smtp.received.length - before).toBe(1);
     expect(await row(id)).toEqual({ status: 'sent', attempts: 1 });
@@ -79,12 +87,12 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
   it('never takes over its own sender\'s claim, however old: asked again meanwhile, it skips', async () => {
     // A claim timeout shorter than the 300 ms send: to a claim alone, the first send's would look abandoned
     // (as every claim in flight does after a PostgreSQL outage longer than the timeout).
-    const quick: SendContext = { ...ctx, claimTimeoutMs: 50 };
+    const quick = senderWith({ claimTimeoutMs: 50 });
     const id = await newDelivery();
     const before = smtp.received.length;
-    const first = sendDelivery(quick, id);
+    const first = quick.sendOne(id);
     await new Promise((resolve) => setTimeout(resolve, 150));
-    const again = await sendDelivery(quick, id);
+    const again = await quick.sendOne(id);
     expect(again).toEqual({ status: 'skipped', reason: 'being sent by this process' });
     expect((await first).status).toBe('sent');
     expect(smtp.received.length - before).toBe(1);
@@ -95,9 +103,9 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
     const id = await newDelivery();
     // A sender claimed it and died before sending.
     await db.pool.query(`UPDATE deliveries SET status = 'sending', attempts = 1, updated_at = now() WHERE id = $1`, [id]);
-    expect((await sendDelivery(ctx, id)).status).toBe('skipped');
+    expect((await stage.sendOne(id)).status).toBe('skipped');
     await db.pool.query(`UPDATE deliveries SET updated_at = now() - interval '3 seconds' WHERE id = $1`, [id]);
-    expect((await sendDelivery(ctx, id)).status).toBe('sent');
+    expect((await stage.sendOne(id)).status).toBe('sent');
     expect(await row(id)).toEqual({ status: 'sent', attempts: 2 });
   });
 
@@ -105,13 +113,13 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
     const id = await newDelivery();
     await relay.cut();
     try {
-      const outcome = await sendDelivery(ctx, id);
+      const outcome = await stage.sendOne(id);
       expect(outcome).toMatchObject({ status: 'failed', unavailable: true, permanent: false });
       expect(await row(id)).toEqual({ status: 'pending', attempts: 0 });
     } finally {
       await relay.restore();
     }
-    expect((await sendDelivery(ctx, id)).status).toBe('sent');
+    expect((await stage.sendOne(id)).status).toBe('sent');
     expect(await row(id)).toEqual({ status: 'sent', attempts: 1 });
   });
   it("renders a rule's digest twice for its members however many they are, each e-mail their own", async () => {
@@ -128,18 +136,17 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
       await db.pool.query(`INSERT INTO matches (rule_id, organization_id, event_id, event_received_at, period_key, due_at)
          SELECT $1::uuid, $2::uuid, $3::text, received_at, $4::text, now() FROM events WHERE organization_id = $2::uuid AND id = $3::text`, [team, org, `${period}-${n}`, period]);
     }
-    const ids = await deliverPeriods(ctx, [{ ruleId: team, periodKey: period }]);
+    const ids = await deliver.deliverPeriods([{ ruleId: team, periodKey: period }]);
     expect(ids).toHaveLength(5);
     // A sender of its own, whose renderer counts its renders.
     const renders = { alone: 0, shared: 0 };
-    const counting: SendContext = {
-      ...ctx,
+    const counting = senderWith({
       composer: composeInLoop({
         render: (content) => (renders.alone++, renderer.render(content)),
         renderShared: (content) => (renders.shared++, renderer.renderShared(content)),
       }),
-    };
-    for (const id of ids) expect((await sendDelivery(counting, id)).status).toBe('sent');
+    });
+    for (const id of ids) expect((await counting.sendOne(id)).status).toBe('sent');
     expect(renders).toEqual({ alone: 1, shared: 1 });
     for (const member of members) {
       const mail = smtp.received.find((received) => received.to.includes(member.email))!;
@@ -175,10 +182,10 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
     const period = `p-${details.id}`;
     await db.pool.query(`INSERT INTO matches (rule_id, organization_id, event_id, event_received_at, period_key, due_at)
        SELECT $1::uuid, $2::uuid, $3::text, received_at, $4::text, now() FROM events WHERE organization_id = $2::uuid AND id = $3::text`, [rule, org, details.id, period]);
-    const [digest] = await deliverPeriods(ctx, [{ ruleId: rule, periodKey: period }]);
+    const [digest] = await deliver.deliverPeriods([{ ruleId: rule, periodKey: period }]);
     const [test] = await createTestDeliveries(db, rule, [member], `t-${details.id}`, stored);
     const sent = async (id: string) => {
-      expect((await sendDelivery(ctx, id)).status).toBe('sent');
+      expect((await stage.sendOne(id)).status).toBe('sent');
       return smtp.received.find((mail) => mail.messageId === `<${id}@notify.test>`)!;
     };
     const content = {
@@ -194,7 +201,7 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
     const ids: string[] = [];
     for (let i = 0; i < 20; i++) ids.push(await newDelivery());
     const before = smtp.received.length;
-    const sending = sendDeliveries(ctx, ids, { slots: new Slots(2), finalAttempt: false });
+    const sending = senderWith({ concurrency: 2 }).sendMany(ids, { finalAttempt: false });
     // Two e-mails in flight, 300 ms each; the first claim statement took sixteen deliveries at once.
     let claimed = 0;
     for (let i = 0; i < 25 && !claimed; i++) {
@@ -214,7 +221,7 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
     for (let i = 0; i < 6; i++) ids.push(await newDelivery());
     await relay.cut();
     try {
-      const result = await sendDeliveries(ctx, ids, { slots: new Slots(1), finalAttempt: false });
+      const result = await stage.sendMany(ids, { finalAttempt: false });
       expect(result.unreachable).toBeDefined();
       expect(result.outcomes[0]).toMatchObject({ status: 'failed', unavailable: true });
       expect(result.outcomes.slice(1)).toEqual([undefined, undefined, undefined, undefined, undefined]);
@@ -222,21 +229,21 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
     } finally {
       await relay.restore();
     }
-    const result = await sendDeliveries(ctx, ids, { slots: new Slots(2), finalAttempt: false });
+    const result = await senderWith({ concurrency: 2 }).sendMany(ids, { finalAttempt: false });
     expect(result.sent).toBe(6);
   });
 
   it('puts back a claim that waits long for its turn, so no other sender takes it for abandoned while it waits', async () => {
     // A third of this claim timeout (200 ms) is less than one e-mail (300 ms): the fourth delivery,
     // claimed at the start, waits 900 ms for its turn, long enough for its claim to look abandoned.
-    const quick: SendContext = { ...ctx, claimTimeoutMs: 600 };
+    const quick = senderWith({ claimTimeoutMs: 600 });
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) ids.push(await newDelivery());
     const before = smtp.received.length;
-    const sending = sendDeliveries(quick, ids, { slots: new Slots(1), finalAttempt: false });
+    const sending = quick.sendMany(ids, { finalAttempt: false });
     await sleep(700);
     // Another process's sender (a context of its own) asks for the fourth now: it finds it put back, and sends it.
-    const other = await sendDelivery({ ...quick }, ids[3]!);
+    const other = await senderWith({ claimTimeoutMs: 600 }).sendOne(ids[3]!);
     expect(other.status).toBe('sent');
     const result = await sending;
     expect(result.outcomes.slice(0, 3).map((outcome) => outcome?.status)).toEqual(['sent', 'sent', 'sent']);
@@ -259,9 +266,9 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
     const delivery = await claimedDelivery();
     expect(await row(delivery.id)).toEqual({ status: 'sending', attempts: 1 });
     // Claimed for a sender: another one (a job's claim) leaves it alone.
-    expect((await sendDelivery(ctx, delivery.id)).status).toBe('skipped');
+    expect((await stage.sendOne(delivery.id)).status).toBe('skipped');
     const before = smtp.received.length;
-    const result = await sendDeliveries(ctx, [delivery.id], { slots: new Slots(1), finalAttempt: false, claimed: new Map([[delivery.id, delivery]]) });
+    const result = await stage.sendMany([delivery.id], { finalAttempt: false, claimed: new Map([[delivery.id, delivery]]) });
     expect(result.outcomes[0]?.status).toBe('sent');
     expect(smtp.received.length - before).toBe(1);
     expect(smtp.received.at(-1)!.text).toContain(delivery.title);
@@ -269,13 +276,14 @@ describe('sendDelivery: one send per delivery, whatever asks', () => {
 
     // Its turn never comes (the process stopping, or the server away before it): back to pending, the attempt uncounted.
     const stopped = await claimedDelivery();
-    const unstarted = await sendDeliveries(ctx, [stopped.id], { slots: new Slots(1), finalAttempt: false, stopping: () => true, claimed: new Map([[stopped.id, stopped]]) });
+    const unstarted = await stage.sendMany([stopped.id], { finalAttempt: false, stopping: () => true, claimed: new Map([[stopped.id, stopped]]) });
     expect(unstarted.outcomes).toEqual([undefined]);
     expect(await row(stopped.id)).toEqual({ status: 'pending', attempts: 0 });
 
     const declined = await claimedDelivery();
-    const full = { ...ctx, sendHere: { take: (ids: readonly string[]) => [...ids], room: () => 0 } };
-    await requestSend(full, [declined.id], [declined]);
+    // This process's send stage has no room: the delivery goes back, and to the send queue.
+    const full = new SendInProcess(ctx, stage, { claimWhenMade: true, log: createLogger({ level: 'silent' }), maxDeliveries: 0 });
+    await full.hand([declined.id], [declined]);
     expect(await row(declined.id)).toEqual({ status: 'pending', attempts: 0 });
     expect(await ctx.queues.send.getJob(`send.${declined.id}`)).toBeDefined();
   });

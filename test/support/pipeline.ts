@@ -1,11 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from '@notify/mail/testing';
+import type { FastPathName } from '@notify/config';
 import { startProcess, type RunningProcess } from '../../apps/server/src/process';
 import { ADMIN_TOKEN, GENEROUS_AUTH_BUDGETS, INGEST_TOKEN } from './app';
 import { createTestDatabase, DATABASE_URL, REDIS_URL } from './database';
 import { waitUntilSettled } from './wait';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, expect, vi } from 'vitest';
+
+/**
+ * Whether a fast path is on in this run of the suite (FAST_PATHS, as the harness passes it on): a
+ * test of the fast path itself runs only where it is on.
+ */
+export function fastPathOn(name: FastPathName): boolean {
+  const setting = process.env.FAST_PATHS ?? 'all';
+  return setting === 'all' || setting.split(',').map((part) => part.trim()).includes(name);
+}
 
 export interface PipelineHarness {
   process: RunningProcess;
@@ -61,6 +71,8 @@ export async function startPipeline(smtp: TestSmtpServer, env: Record<string, st
       MAIL_BACKOFF_MS: '50',
       MAIL_ATTEMPTS: '6',
       DOCS_URL: `http://${url.host}/docs`,
+      // The suite runs once with the fast paths on (the default) and once with them off.
+      ...(globalThis.process.env.FAST_PATHS && { FAST_PATHS: globalThis.process.env.FAST_PATHS }),
       ...GENEROUS_AUTH_BUDGETS,
       ...env,
     },
@@ -110,7 +122,7 @@ export async function startPipeline(smtp: TestSmtpServer, env: Record<string, st
     async waitForIndex(ruleId, present) {
       if (!process.runtime.roles.includes('match')) return;
       // vi.waitFor rather than expect.poll: rules are also made in beforeAll, where expect.poll refuses to run.
-      await vi.waitFor(() => expect(process.runtime.index.has(ruleId), `rule ${ruleId} ${present ? 'in' : 'out of'} the match stage's rule index`).toBe(present), {
+      await vi.waitFor(() => expect(process.runtime.pipeline.match!.index.has(ruleId), `rule ${ruleId} ${present ? 'in' : 'out of'} the match stage's rule index`).toBe(present), {
         timeout: 5000,
         interval: 10,
       });

@@ -3,7 +3,7 @@ import type { Config } from '@notify/config';
 import { createDatabase, type Database } from '@notify/db';
 import { createLogger, createMetrics, type Logger, type Metrics } from '@notify/observability';
 import { createRedis, Queues, redisChannels } from '@notify/queues';
-import { createRuleChangeAnnouncer, type MatchHere, type MatchInStore, type PipelineContext, type RuleChangeAnnouncer, type SendHere } from '@notify/pipeline';
+import { assemblePipeline, createRuleChangeAnnouncer, type Pipeline, type PipelineResources, type RuleChangeAnnouncer } from '@notify/pipeline';
 import { RuleListCache } from './routes/notification-rules/list-cache';
 
 /** What the HTTP app needs from the outside world, built once per process. */
@@ -19,12 +19,12 @@ export interface AppDeps {
   ruleListCache: RuleListCache;
   /** The worker roles started in this process, for readiness; `checks` are their own (e.g. SMTP reachability). */
   roles?: { names: string[]; isReady(): boolean; checks?: Record<string, () => Promise<unknown>> };
-  /** Set when this process runs the match role too: ingest hands its events there rather than to the match queues. */
-  matchHere?: MatchHere;
-  /** Set with matchHere: small batches of ingested events are matched in the transaction that stores them. */
-  matchInStore?: MatchInStore;
-  /** Set when this process runs the send role too: the deliveries the API makes (a flush, a test send) are sent here rather than by send jobs. */
-  sendHere?: SendHere;
+  /**
+   * The process's stages: ingest, and the deliver stage of flushes and test sends. By default
+   * (an API alone) joined to the rest through the queues; the composition root (apps/server) hands
+   * in the pipeline it assembled with the worker roles of the process.
+   */
+  pipeline: Pipeline;
   logger: Logger;
   /** This process's Prometheus registry and metrics (`/metrics`). */
   metrics: Metrics;
@@ -32,9 +32,9 @@ export interface AppDeps {
   now: () => Date;
 }
 
-/** The pipeline's use cases as the API runs them (an operator's flush, a customer's test send or preview), on the process's clock. */
-export function pipelineContextOf(deps: AppDeps): PipelineContext {
-  return { db: deps.db, queues: deps.queues, now: deps.now, instantCoalesceMs: deps.config.pipeline.instantCoalesceMs, sendHere: deps.sendHere };
+/** What the API's own pipeline work (a retry, a test send, a preview) reads and writes, on the process's clock. */
+export function resourcesOf(deps: AppDeps): PipelineResources {
+  return { db: deps.db, queues: deps.queues, now: deps.now, metrics: deps.metrics.pipeline };
 }
 
 export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): AppDeps {
@@ -55,7 +55,24 @@ export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): Ap
   const ruleListCache = overrides.ruleListCache ?? new RuleListCache(redis, config.queuePrefix, { maxBytes: config.ruleListCacheBytes });
   const metrics = overrides.metrics ?? createMetrics();
   metrics.trackQueues(() => queues.all());
-  return { config, db, redis, queues, ruleChanges, ruleListCache, logger, roles: overrides.roles, metrics, now: overrides.now ?? (() => new Date()) };
+  const now = overrides.now ?? (() => new Date());
+  const pipeline = overrides.pipeline ?? assemblePipeline({
+    resources: { db, queues, now, metrics: metrics.pipeline },
+    roles: [],
+    fastPaths: config.pipeline.fastPaths,
+    log: logger,
+    ingest: ingestSettings(config, logger),
+  });
+  return { config, db, redis, queues, ruleChanges, ruleListCache, logger, roles: overrides.roles, metrics, now, pipeline };
+}
+
+/** How ingest stores and hands on events, in any process. */
+export function ingestSettings(config: Config, logger: Logger): { lingerMs: number; onPublishError: (error: unknown, scope: string, events: number) => void } {
+  return {
+    lingerMs: config.pipeline.ingestLingerMs,
+    // The requests of a moment share a statement and match hand-offs, so a failed publish is the batch's, logged once.
+    onPublishError: (error, scope, events) => logger.warn({ err: error, scope, events }, 'events stored but not published; the reconciler will publish them'),
+  };
 }
 
 export async function closeDeps(deps: AppDeps): Promise<void> {

@@ -1,2 +1,2 @@
 export { buildApp, type BuiltApp } from './app';
-export { createDeps, closeDeps, type AppDeps } from './deps';
+export { createDeps, closeDeps, ingestSettings, type AppDeps } from './deps';

@@ -5,6 +5,7 @@ import { createRedis, subscribeToKeyInvalidations } from '@notify/queues';
 import type { MailTransport } from '@notify/mail';
 import { createLogger, type DestinationStream } from '@notify/observability';
 import { startWorkerRoles, type WorkerRuntime } from '@notify/worker';
+import { composePipeline } from './compose-pipeline';
 import { setFlagsFromString } from 'node:v8';
 import type { FastifyInstance } from 'fastify';
 
@@ -38,10 +39,8 @@ export async function startProcess(
   // V8 allocates an allocation site's objects straight into the old space once most of them have
   // survived a scavenge (allocation-site pretenuring). Bursts of single events made it do so for
   // sites whose objects live for one e-mail (its render, its statements' rows), which then died in
-  // the old space: in the instant part of `npm run bench:pipeline`, a full collection every ~3 s
-  // marking the ~75 MB that live, and 0.27 ms of V8's helper threads an event. Off, set here before
-  // the roles allocate: our CPU an event 1.49 / 1.25 / 1.34 → 1.09 / 1.09 / 1.22 ms (alternated with
-  // the build before); the big digests and the matcher the same (issue 11's record, 24th round).
+  // the old space, and full collections kept marking what lives. Off, set here before the roles
+  // allocate, an event costs less of our CPU (measured: see commit 9feb5b2).
   setFlagsFromString('--no-allocation-site-pretenuring');
   const deps = createDeps(config, {
     ...(options.logDestination && { logger: createLogger({ level: config.logLevel, name: 'api', destination: options.logDestination }) }),
@@ -54,15 +53,15 @@ export async function startProcess(
   const workerDb = config.roles.some((role) => role !== 'api')
     ? createDatabase({ url: config.databaseUrl, schema: config.databaseSchema, poolSize: config.databasePoolSize })
     : undefined;
-  const runtime = await startWorkerRoles({
-    config, db: workerDb ?? deps.db, queues: deps.queues, logger, roles: config.roles, transport: options.transport, now: options.now, metrics: deps.metrics,
+  // The pipeline is assembled once, here: the API's ingest, flushes and test sends hand their work to
+  // this process's stages when it runs them (the fast paths), to the queues otherwise.
+  const db = workerDb ?? deps.db;
+  const pipeline = await composePipeline(config, {
+    db, ingestDb: deps.db, queues: deps.queues, logger, metrics: deps.metrics, now: deps.now, transport: options.transport,
   });
+  deps.pipeline = pipeline;
+  const runtime = await startWorkerRoles({ config, pipeline, db, queues: deps.queues, logger, roles: config.roles, now: options.now, metrics: deps.metrics });
   deps.roles = { names: runtime.roles, isReady: () => runtime.isReady(), checks: runtime.checks };
-  // With the match role here too, ingested events are matched in this process, without a job.
-  deps.matchHere = runtime.matchHere;
-  deps.matchInStore = runtime.matchInStore;
-  // With the send role here too, what the API delivers (a flush, a test send) is sent in this process, without a job.
-  deps.sendHere = runtime.sendHere;
 
   let app: FastifyInstance | undefined;
   let subscriber: ReturnType<typeof createRedis> | undefined;

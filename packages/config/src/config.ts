@@ -210,7 +210,28 @@ const roleName = z.string().transform((name, context) => {
   return z.NEVER;
 });
 
+/**
+ * The fast paths, where a process that runs two neighbouring stages hands work on itself rather
+ * than through the queue between them (packages/pipeline/src/fast-paths.ts says each one's
+ * trade-off). FAST_PATHS: `all` (the default), `none`, or a comma list of those to keep on.
+ */
+export const FAST_PATH_NAMES = ['matchInProcess', 'matchInStore', 'deliverInProcess', 'sendInProcess', 'claimWhenMade'] as const;
+export type FastPathName = (typeof FAST_PATH_NAMES)[number];
+
+const fastPathsSetting = z.string().default('all').transform((value, context) => {
+  const names = value.split(',').map((name) => name.trim()).filter(Boolean);
+  const on = names.length === 1 && names[0] === 'all' ? [...FAST_PATH_NAMES] : names.length === 1 && names[0] === 'none' ? [] : names;
+  for (const name of on) {
+    if (!(FAST_PATH_NAMES as readonly string[]).includes(name)) {
+      context.addIssue({ code: 'custom', message: `unknown fast path "${name}": expected all, none, or some of ${FAST_PATH_NAMES.join(', ')}` });
+      return z.NEVER;
+    }
+  }
+  return Object.fromEntries(FAST_PATH_NAMES.map((name) => [name, on.includes(name)])) as Record<FastPathName, boolean>;
+});
+
 const pipelineSchema = z.object({
+  FAST_PATHS: fastPathsSetting,
   ROLES: z
     .string()
     .default(ROLES.join(','))
@@ -312,6 +333,8 @@ export interface Config {
   mail: { smtpUrl: string | undefined; from: string; outboxDir: string; maxConnections: number; composeThreads: number; attempts: number; backoffMs: number; dkim: DkimSettings | undefined };
   roles: Role[];
   pipeline: {
+    /** Which fast paths are on (FAST_PATHS). */
+    fastPaths: Record<FastPathName, boolean>;
     ingestLingerMs: number;
     instantCoalesceMs: number;
     scheduleTickMs: number;
@@ -429,6 +452,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     roles: [...new Set(pipeline.ROLES)],
     pipeline: {
+      fastPaths: pipeline.FAST_PATHS,
       ingestLingerMs: pipeline.INGEST_LINGER_MS,
       instantCoalesceMs: pipeline.INSTANT_COALESCE_MS,
       scheduleTickMs: pipeline.SCHEDULER_TICK_MS,

@@ -1,1 +1,1 @@
-export { loadConfig, ConfigError, DEFAULT_INGEST_LINGER_MS, ROLES, type Config, type HostPort, type RedisTarget, type Role } from './config';
+export { loadConfig, ConfigError, DEFAULT_INGEST_LINGER_MS, FAST_PATH_NAMES, ROLES, type Config, type FastPathName, type HostPort, type RedisTarget, type Role } from './config';

@@ -1,5 +1,5 @@
 import { parseIngestRequest, toWireEvent, type EventInput } from '@notify/core';
-import { ingestEvents, type IngestContext, type IngestResult } from './ingest-events';
+import type { IngestResult, IngestStage } from './ingest-stage';
 
 export interface EventPublisher {
   /**
@@ -18,12 +18,12 @@ export interface EventPublisher {
  * same core validator as the HTTP route, so both paths accept exactly the same events; errors
  * name the wire fields (`events[2].occurred_at` for an array, `occurred_at` for one event).
  */
-export function createEventPublisher(ctx: IngestContext): EventPublisher {
+export function createEventPublisher(ingest: IngestStage): EventPublisher {
   return {
     async publish(input) {
       const body = Array.isArray(input) ? { events: (input as readonly EventInput[]).map(toWireEvent) } : toWireEvent(input as EventInput);
       const { shape, events } = parseIngestRequest(body);
-      return ingestEvents(ctx, events, { shape });
+      return ingest.ingest(events, { shape });
     },
   };
 }

@@ -1,7 +1,6 @@
 import type { Scope } from '@notify/core';
-import { findUnmatchedEvents, findUnsentDeliveries } from '@notify/db';
-import type { PipelineContext } from '../context';
-import { requestDuePeriods } from '../schedule/due-periods';
+import { findDuePeriods, findUnmatchedEvents, findUnsentDeliveries } from '@notify/db';
+import type { PipelineResources } from '../resources';
 
 export interface ReconcileResult {
   /** Events asked to be matched again. */
@@ -24,7 +23,7 @@ export interface ReconcileOptions {
  * the commit). Every request it makes has a deterministic job id or is idempotent
  * in the database, so running it while the work is in fact in flight is harmless.
  */
-export async function reconcile(ctx: PipelineContext, options: ReconcileOptions = {}): Promise<ReconcileResult> {
+export async function reconcile(ctx: PipelineResources, options: ReconcileOptions = {}): Promise<ReconcileResult> {
   const graceMs = options.graceMs ?? 10_000;
   const limit = options.limit ?? 10_000;
   const before = new Date(ctx.now().getTime() - graceMs);
@@ -53,9 +52,10 @@ export async function reconcile(ctx: PipelineContext, options: ReconcileOptions 
   // due for less than the grace is the schedule stage's, which asks for every due period each tick
   // (or delivers it in its own process, with no job for this to find): asking again meanwhile would
   // only deliver it twice over, to no effect (a whole 09:00 wave, at worst).
-  const periods = await requestDuePeriods(ctx, { limit, replaceFinished: true, dueBefore: before });
+  const due = await findDuePeriods(ctx.db, before, limit);
+  await ctx.queues.requestDeliver(due, 0, { replaceFinished: true });
 
   const deliveries = await findUnsentDeliveries(ctx.db, before, limit);
   await ctx.queues.requestSend(deliveries, { replaceFinished: true });
-  return { events: rematched, periods, deliveries: deliveries.length };
+  return { events: rematched, periods: due.length, deliveries: deliveries.length };
 }

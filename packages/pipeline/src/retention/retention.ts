@@ -1,5 +1,5 @@
 import { analyzeGrownTables, dropExpiredHistory, ensureHistoryPartitions, forgetOldFindings, type ExpiredHistory } from '@notify/db';
-import type { PipelineContext } from '../context';
+import type { PipelineResources } from '../resources';
 
 /** Months of history partitions kept created ahead of the clock. */
 export const MONTHS_AHEAD = 2;
@@ -23,7 +23,7 @@ export interface RetentionResult extends ExpiredHistory {
  * that still holds anything owed (see dropExpiredHistory), and forgets the findings (rule_findings) no
  * rule would call repeats any more. Idempotent; safe from several processes.
  */
-export async function maintainHistory(ctx: PipelineContext, retentionDays: number): Promise<RetentionResult> {
+export async function maintainHistory(ctx: PipelineResources, retentionDays: number): Promise<RetentionResult> {
   const now = ctx.now();
   const created = await ensureHistoryPartitions(ctx.db, now, MONTHS_AHEAD);
   const expired = await dropExpiredHistory(ctx.db, new Date(now.getTime() - retentionDays * 86_400_000));
@@ -37,6 +37,6 @@ export async function maintainHistory(ctx: PipelineContext, retentionDays: numbe
  * analyzeGrownTables), so the prepared hot statements are planned again for its size. Returns the
  * tables analyzed.
  */
-export async function refreshStatistics(ctx: PipelineContext): Promise<string[]> {
+export async function refreshStatistics(ctx: PipelineResources): Promise<string[]> {
   return analyzeGrownTables(ctx.db);
 }

@@ -1,9 +1,9 @@
 import { Conflict, NotFound, isUuid } from '@notify/core';
 import { findDeliveryStatus, reopenDelivery } from '@notify/db';
-import type { PipelineContext } from '../context';
+import type { PipelineResources } from '../resources';
 
 /** An operator sends a failed (or cancelled) delivery again. */
-export async function retryDelivery(ctx: PipelineContext, deliveryId: string): Promise<void> {
+export async function retryDelivery(ctx: PipelineResources, deliveryId: string): Promise<void> {
   if (!isUuid(deliveryId)) throw new NotFound('Delivery not found.');
   if (!(await reopenDelivery(ctx.db, deliveryId))) {
     // Not reopened: say why.

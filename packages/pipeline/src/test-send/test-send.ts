@@ -1,9 +1,9 @@
 import { messages, periodKeys, ValidationFailed, type Filters, type Scope } from '@notify/core';
 import { createTestDeliveries, readEventDetails, type DeliveryEvent, type TestDelivery } from '@notify/db';
 import { scopeLabel } from '@notify/mail';
-import type { PipelineContext } from '../context';
+import type { PipelineResources } from '../resources';
+import type { ToSend } from '../hand-offs/to-send';
 import { findLatestMatch } from './latest-match';
-import { requestSend } from '../send/request-send';
 
 /** The rule a test send is for, as the API read it (its organization's, checked). */
 export interface TestSendRule {
@@ -58,7 +58,7 @@ export function testSendRecipients(rule: TestSendRule, memberIds?: readonly stri
  * period key of their own: no period of the rule's matches is touched, and the rule's next e-mails
  * go out as they would have.
  */
-export async function sendTestEmails(ctx: PipelineContext, rule: TestSendRule, recipients: readonly string[]): Promise<TestDelivery[]> {
+export async function sendTestEmails(ctx: Pick<PipelineResources, 'db' | 'now'> & { toSend: ToSend }, rule: TestSendRule, recipients: readonly string[]): Promise<TestDelivery[]> {
   const now = ctx.now();
   const from = new Date(now.getTime() - TEST_SEND_LOOKBACK_DAYS * 86_400_000);
   const latest = await findLatestMatch(ctx.db, rule, { from, to: new Date(now.getTime() + 1) });
@@ -66,6 +66,6 @@ export async function sendTestEmails(ctx: PipelineContext, rule: TestSendRule, r
   const event = stored ?? sampleEvent(rule.scope, now);
   const deliveries = await createTestDeliveries(ctx.db, rule.id, recipients, periodKeys.test(now), event);
   // Should this fail, the deliveries wait as pending: the reconciler asks again.
-  await requestSend(ctx, deliveries.map((delivery) => delivery.id));
+  await ctx.toSend.hand(deliveries.map((delivery) => delivery.id));
   return deliveries;
 }

@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { DELIVERY_STATUSES, messages, ValidationFailed } from '@notify/core';
 import { listRuleDeliveries, ruleMatchCounts, type DeliveryRecord } from '@notify/db';
-import { flushRule, retryDelivery } from '@notify/pipeline';
-import { pipelineContextOf, type AppDeps } from '../../deps';
+import { retryDelivery } from '@notify/pipeline';
+import { resourcesOf, type AppDeps } from '../../deps';
 import { applicationRef, gatewayRef, Nullable, StringEnum } from '../../schemas/common';
 
 const Delivery = Type.Object(
@@ -45,7 +45,7 @@ export function deliveryJson(delivery: DeliveryRecord) {
 
 /** Operator actions on the delivery pipeline: flush a rule, see its deliveries, retry a failed one. */
 export const adminPipelineRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, { deps }) => {
-  const pipeline = pipelineContextOf(deps);
+  const resources = resourcesOf(deps);
   const config = { auth: 'admin' } as const;
   const security = [{ admin: [] }];
   const tags = ['Operators'];
@@ -59,7 +59,7 @@ export const adminPipelineRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> =
       params: RuleParams,
       response: { 202: Type.Object({ matches: Type.Integer(), deliveries: Type.Integer() }), 401: gatewayRef, 404: applicationRef },
     },
-  }, async (request, reply) => reply.code(202).send(await flushRule(pipeline, request.params.rule_id)));
+  }, async (request, reply) => reply.code(202).send(await deps.pipeline.deliver.flush(request.params.rule_id)));
 
   app.get('/admin/v1/notification-rules/:rule_id/deliveries', {
     config,
@@ -98,7 +98,7 @@ export const adminPipelineRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> =
       response: { 202: Type.Object({ status: Type.Literal('pending') }), 401: gatewayRef, 404: applicationRef, 409: applicationRef },
     },
   }, async (request, reply) => {
-    await retryDelivery(pipeline, request.params.delivery_id);
+    await retryDelivery(resources, request.params.delivery_id);
     return reply.code(202).send({ status: 'pending' as const });
   });
 };

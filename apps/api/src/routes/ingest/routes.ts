@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { INGEST_LIMITS, parseIngestRequest } from '@notify/core';
-import { ingestEvents, type IngestContext } from '@notify/pipeline';
 import type { AppDeps } from '../../deps';
 import { applicationRef, gatewayRef } from '../../schemas/common';
 import { IngestAccepted, IngestBody, IngestEvent } from './schemas';
@@ -28,21 +27,11 @@ and ${INGEST_LIMITS.dataMaxDepth} levels. Text is trimmed (except \`id\`); singl
 (C0, DEL, C1) or the line separators U+2028 and U+2029; \`summary\` may hold tabs and line breaks but no other control character.`;
 
 export const ingestRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, { deps }) => {
-  const { db, queues } = deps;
   // JSON only: a wrong content type is a 415, not a string body (parsers are encapsulated to this plugin).
   app.removeContentTypeParser('text/plain');
   app.addSchema(IngestEvent);
-  // One context for every request: the requests of a moment share a statement and match jobs
-  // (ingestEvents), so a failed publish is the batch's, logged here rather than by one request.
-  const ingest: IngestContext = {
-    db,
-    queues,
-    metrics: deps.metrics.pipeline,
-    matchHere: deps.matchHere,
-    matchInStore: deps.matchInStore,
-    lingerMs: deps.config.pipeline.ingestLingerMs,
-    onPublishError: (error, scope, count) => app.log.warn({ err: error, scope, events: count }, 'events stored but not published; the reconciler will publish them'),
-  };
+  // One stage for every request: the requests of a moment share a statement and match hand-offs.
+  const ingest = deps.pipeline.ingest;
 
   app.post('/v1/ingest/events', {
     config: { auth: 'ingest' },
@@ -60,7 +49,7 @@ export const ingestRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async 
     },
   }, async (request, reply) => {
     const { shape, events } = parseIngestRequest(request.body);
-    const result = await ingestEvents(ingest, events, { shape });
+    const result = await ingest.ingest(events, { shape });
     return reply.code(202).send(result);
   });
 };

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { messages, parsePreviewQuery, prepareNewRule, PREVIEW_DAYS, ValidationFailed, type RawQuery } from '@notify/core';
 import { getOrganization, membersAmong } from '@notify/db';
-import { previewRule } from '@notify/pipeline';
+import { lazyMailRenderer, previewRule } from '@notify/pipeline';
 import { Type } from 'typebox';
-import { pipelineContextOf, type AppDeps } from '../../deps';
+import { type AppDeps } from '../../deps';
 import { apiKeyErrorResponses, Nullable, QueryParam } from '../../schemas/common';
 import { normalizedStrategy } from './routes';
 import { RULE_ROUTE, RulePreviewBody } from './schemas';
@@ -22,7 +22,7 @@ const RulePreview = Type.Object({
 
 /** POST /v1/platform/notification-rules/preview: what a rule would have sent, nothing stored or sent. */
 export const rulePreviewRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, { deps }) => {
-  const ctx = pipelineContextOf(deps);
+  const ctx = { db: deps.db, now: deps.now, instantCoalesceMs: deps.config.pipeline.instantCoalesceMs, renderer: lazyMailRenderer() };
 
   app.post('/v1/platform/notification-rules/preview', {
     config: { ...RULE_ROUTE.config, deferRequired: ['members'] },

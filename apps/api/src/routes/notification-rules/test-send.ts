@@ -3,7 +3,7 @@ import { getRule } from '@notify/db';
 import { sendTestEmails, testSendRecipients } from '@notify/pipeline';
 import { redisKeys } from '@notify/queues';
 import { Type } from 'typebox';
-import { pipelineContextOf, type AppDeps } from '../../deps';
+import { type AppDeps } from '../../deps';
 import { ApplicationError } from '../../errors/catalog';
 import { apiKeyErrorResponses, applicationRef, gatewayRef } from '../../schemas/common';
 import { RULE_ROUTE, RuleIdParams } from './schemas';
@@ -32,7 +32,7 @@ const TestSendAnswer = Type.Object({
 /** POST /v1/platform/notification-rules/{rule_id}/test: one e-mail now to each member asked for. */
 export const ruleTestSendRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, { deps }) => {
   const keys = redisKeys(deps.config.queuePrefix);
-  const pipeline = pipelineContextOf(deps);
+  const testSends = { db: deps.db, now: deps.now, toSend: deps.pipeline.toSend };
 
   /** Counts a test send of the rule in its one-minute window; throws the 429 beyond the limit. */
   async function spendTestSend(ruleId: string): Promise<void> {
@@ -65,7 +65,7 @@ export const ruleTestSendRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = 
     // A refused request spends nothing of the minute's test sends.
     const members = testSendRecipients(rule, request.body?.members);
     await spendTestSend(rule.id);
-    const deliveries = await sendTestEmails(pipeline, rule, members);
+    const deliveries = await sendTestEmails(testSends, rule, members);
     return reply.code(202).send({
       deliveries: deliveries.map((delivery) => ({ id: delivery.id, team_member_uuid: delivery.team_member_id, email: delivery.email, status: delivery.status })),
     });

@@ -1,5 +1,5 @@
 /**
- * What InProcessMatching and InProcessDelivery share: work taken without a job runs in the
+ * What the in-process side of every hand-off shares: work taken without a job runs in the
  * background, each piece released when it settles, and `close` takes no more and waits for it.
  */
 export abstract class InProcessWork {

@@ -1,8 +1,15 @@
+/**
+ * An organization's team members: ordinary CRUD in Prisma (Prisma style). The one step Prisma
+ * cannot express, a change of a member's settings with their row locked and their digests moved
+ * to a new zone in the same transaction, is an sql/ operation called here
+ * (sql/change-member-settings); so is the check that PostgreSQL knows a zone.
+ */
 import { Conflict, hasControlCharacter, isUuid, isValidEmail, isValidTimeZone, messages, normalizeEmail, NotFound, ValidationFailed, type FieldIssue } from '@notify/core';
-import { clientOf, withTransaction, type Database } from './client';
+import type { Database } from './client';
 import { pgCode, PG } from './errors';
-import { getOrganization, zoneKnownToDatabase } from './organizations';
-import { moveMemberDigests } from './sql/move-member-digests';
+import { getOrganization } from './organizations';
+import { changeMemberSettings } from './sql/change-member-settings';
+import { zoneKnownToDatabase } from './sql/zone-known-to-database';
 
 export interface TeamMember {
   id: string;
@@ -111,31 +118,7 @@ export async function updateMember(db: Database, organizationId: string, memberI
   if (issues.length) throw new ValidationFailed(issues);
   if (!isUuid(memberId) || !isUuid(organizationId)) throw new NotFound('Team member not found.');
   await checkZoneKnown(db, patch.timezone);
-  const changed = await withTransaction(db, async (tx) => {
-    const { rows } = await clientOf(tx).query<{ timezone: string | null; zone_since: Date | null; org_zone: string }>(
-      `SELECT t.timezone, t.zone_since, o.timezone AS org_zone FROM team_members t JOIN organizations o ON o.id = t.organization_id
-        WHERE t.id = $1 AND t.organization_id = $2 FOR UPDATE OF t`,
-      [memberId, organizationId],
-    );
-    const row = rows[0];
-    if (!row) return false;
-    const from = row.timezone ?? row.org_zone;
-    const to = patch.timezone === undefined ? from : (patch.timezone ?? row.org_zone);
-    await clientOf(tx).query(
-      `UPDATE team_members SET
-         name = CASE WHEN $2 THEN $3 ELSE name END,
-         timezone = CASE WHEN $4 THEN $5 ELSE timezone END,
-         quiet_start_hour = CASE WHEN $6 THEN $7::smallint ELSE quiet_start_hour END,
-         quiet_end_hour = CASE WHEN $6 THEN $8::smallint ELSE quiet_end_hour END
-       WHERE id = $1`,
-      [
-        memberId, name !== undefined, name ?? null, patch.timezone !== undefined, patch.timezone ?? null,
-        patch.quietHours !== undefined, patch.quietHours?.startHour ?? null, patch.quietHours?.endHour ?? null,
-      ],
-    );
-    if (from !== to) await moveMemberDigests(tx, { memberId, from, fromSince: row.zone_since, to }, now);
-    return true;
-  });
+  const changed = await changeMemberSettings(db, organizationId, memberId, { name, timezone: patch.timezone, quietHours: patch.quietHours }, now);
   if (!changed) throw new NotFound('Team member not found.');
   return db.prisma.teamMember.findUniqueOrThrow({ where: { id: memberId } });
 }

@@ -1,7 +1,16 @@
+/**
+ * Organizations and their plans: ordinary CRUD in Prisma (Prisma style). The two steps Prisma
+ * cannot express are sql/ operations, called here and written there: whether PostgreSQL's own tz
+ * database knows a zone (sql/zone-known-to-database), and a change of zone, which locks the
+ * organization's members and moves their digests in one transaction
+ * (sql/change-organization-time-zone).
+ */
 import { isUuid, isValidTimeZone, messages, NotFound, ValidationFailed, type FieldIssue } from '@notify/core';
-import { clientOf, poolOf, withTransaction, type Database, type DatabaseHandle } from './client';
-import { pgCode, PG } from './errors';
-import { moveMemberDigests } from './sql/move-member-digests';
+import type { Database } from './client';
+import { changeOrganizationTimeZone } from './sql/change-organization-time-zone';
+import { zoneKnownToDatabase } from './sql/zone-known-to-database';
+
+export { zoneKnownToDatabase } from './sql/zone-known-to-database';
 
 export const PLAN_GROUPS = ['platform', 'lookup', 'easm'] as const;
 export type PlanGroup = (typeof PLAN_GROUPS)[number];
@@ -127,42 +136,12 @@ export async function getOrganization(db: Database, id: string): Promise<Organiz
   return toOrganization(row);
 }
 
-/** PostgreSQL's tz database knows the zone (quiet hours are reckoned in SQL): a name only ICU knows is refused. */
-export async function zoneKnownToDatabase(db: DatabaseHandle, zone: string): Promise<boolean> {
-  try {
-    await poolOf(db).query(`SELECT now() AT TIME ZONE $1`, [zone]);
-    return true;
-  } catch (error) {
-    if (pgCode(error) === PG.invalidParameterValue) return false;
-    throw error;
-  }
-}
-
-/**
- * A new zone moves the digests of the members who have none of their own, in the transaction
- * that changes it (moveMemberDigests): no period twice, none lost.
- */
-async function changeTimeZone(db: Database, id: string, to: string, now: Date): Promise<void> {
-  await withTransaction(db, async (tx) => {
-    const client = clientOf(tx);
-    const { rows } = await client.query<{ timezone: string }>(`SELECT timezone FROM organizations WHERE id = $1 FOR UPDATE`, [id]);
-    const from = rows[0]?.timezone;
-    if (from === undefined || from === to) return;
-    await client.query(`UPDATE organizations SET timezone = $2, updated_at = $3 WHERE id = $1`, [id, to, now]);
-    const members = await client.query<{ id: string; zone_since: Date | null }>(
-      `SELECT id, zone_since FROM team_members WHERE organization_id = $1 AND timezone IS NULL ORDER BY id FOR UPDATE`,
-      [id],
-    );
-    for (const member of members.rows) await moveMemberDigests(tx, { memberId: member.id, from, fromSince: member.zone_since, to }, now);
-  });
-}
-
 export async function updateOrganization(db: Database, id: string, input: OrganizationInput, now: Date = new Date()): Promise<Organization> {
   validate(input, false);
   if (!isUuid(id)) throw new NotFound('Organization not found.');
   if (input.timezone !== undefined) {
     if (!(await zoneKnownToDatabase(db, input.timezone))) throw new ValidationFailed([{ param: 'timezone', details: [messages.timezone(input.timezone)] }]);
-    await changeTimeZone(db, id, input.timezone, now);
+    await changeOrganizationTimeZone(db, id, input.timezone, now);
   }
   const result = await db.prisma.organization.updateManyAndReturn({
     where: { id },

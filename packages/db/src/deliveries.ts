@@ -1,3 +1,8 @@
+/**
+ * Operators' reads of a rule's deliveries and matches, and the queue dashboard's retry of failed
+ * deliveries: ordinary reads, counts and an update in Prisma (Prisma style). The pipeline's own
+ * statements on deliveries are sql/ operations.
+ */
 import { DELIVERY_STATUSES, isUuid, NotFound, type DeliveryStatus } from '@notify/core';
 import type { Database } from './client';
 

@@ -1,8 +1,19 @@
 /**
- * The named operations of the pipeline, one SQL verb per file (as graphile-worker keeps its
- * `src/sql/`): callers depend on "claim a delivery" or "record matches", never on a table's
- * layout. Operations that take a Transaction run in the caller's `withTransaction`; the others
- * take the database handle and run on the pool.
+ * The home of this package's SQL text: one operation per file, named for it (as graphile-worker
+ * keeps its `src/sql/`), and a fused statement named for everything it does. Callers depend on
+ * "claim a delivery" or "record matches", never on a table's layout. Operations that take a
+ * Transaction run in the caller's `withTransaction`; the others take the database handle and run
+ * on the pool.
+ *
+ * Pieces that several statements share live in `includes/`, each headed by its contract: what it
+ * takes (parameters, CTEs, row aliases) and what it defines or returns, as BullMQ's
+ * commands/includes do; a fused statement's header lists its parameters and CTEs in order.
+ *
+ * Exported here: the pipeline's operations. The API's (rules, silences, assets, the delivery log,
+ * subscriptions, keys, members' and organizations' zones) are reached through their entity
+ * modules (../rules.ts and the rest), which are thin fronts over them or Prisma CRUD that calls
+ * them. Only the schema's own tooling keeps SQL elsewhere: migrate.ts and schema-drift/ read and
+ * write the catalog on connections of their own.
  */
 // ingest
 export { existingOrganizationIds } from './existing-organization-ids';

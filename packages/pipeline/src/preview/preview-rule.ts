@@ -21,9 +21,8 @@ export interface PreviewedRule {
 /**
  * A preview reads its range as this many slices of time at once. PostgreSQL's part is reading the
  * scope's events from the heap, one page each (the events of a scope are spread among the others),
- * and ours is parsing and judging them: with two slices both cores work. Measured on the preview
- * part's 47,619 events (alternated, medians of 8): 300 → 247 ms (daily), 287 → 214 (instant with a
- * strategy), 369 → 304 (weekly with a renotify window), the same CPU; four slices, the same as two.
+ * and ours is parsing and judging them: with two slices both cores work, for the same CPU; four
+ * slices did no better than two (the preview part of `npm run bench:pipeline`).
  */
 export const PREVIEW_SLICES = 2;
 

@@ -6,8 +6,8 @@ import { silencesByOrganization, type IndexedSilence, type SilenceSet } from './
 
 /**
  * How long matching evaluates before it lets the rest of the process run. The cost budget of
- * strategies and the plan's max_rules bound one organization's work per event (about 0.7 ms a
- * rule at worst, so 0.7 s for 1,000 of them); without turns, a job over such rules would hold a
+ * strategies and the plan's max_rules bound one organization's work per event, but that bound is
+ * still far longer than a job lock's patience allows one event loop to be held; without turns, a job over such rules would hold a
  * match process's event loop for all of it, and every other organization's jobs (and the job locks'
  * renewals) would wait behind it.
  */
@@ -163,7 +163,7 @@ export class RuleIndex {
           matched.push({ rule, event, silenceId: silence?.id });
         }
         // The clock is read every CLOCK_EVERY evaluations, not per rule: even the costliest strategy
-        // the budget allows (about 0.7 ms) keeps a slice near EVALUATION_SLICE_MS.
+        // the budget allows keeps a slice near EVALUATION_SLICE_MS (bench:strategy-cost measures it).
         if (++evaluations % CLOCK_EVERY === 0 && performance.now() - sliceStarted >= EVALUATION_SLICE_MS) {
           await nextTurn();
           sliceStarted = performance.now();
@@ -175,8 +175,8 @@ export class RuleIndex {
 
   /**
    * Full resynchronisation: the safety net behind change notifications. Rules are read a page at
-   * a time, so the load holds one page's rows beside the index rather than every rule's (with
-   * 100,000 rules the rows were about 60 MB, and the heap V8 grew for them stayed the process's).
+   * a time, so the load holds one page's rows beside the index rather than every rule's (tens of
+   * megabytes for a hundred thousand rules, and the heap V8 grows for them stays the process's).
    * Changes announced while it reads are applied again once the new index is in place, as the
    * pages read before them may predate them.
    */

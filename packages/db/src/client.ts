@@ -57,20 +57,18 @@ export function poolOf(db: DatabaseHandle): pg.Pool {
 /**
  * The pool of the send stage's claims and "sent" records, whose sessions keep one generic plan per
  * prepared statement (plan_cache_mode=force_generic_plan). Left to itself, PostgreSQL planned
- * these afresh on nearly every call (a claim on 83% of its calls, 1.4 ms each: planning over the
- * partitioned history costs more than running them), their plan for the call's few ids looking
- * cheaper than the kept one. A kept plan is made when first needed, from the statistics of the
+ * these afresh on nearly every call (planning over the partitioned history costs more than running
+ * them; measured in commit 769e0c4), their plan for the call's few ids looking cheaper than the
+ * kept one. A kept plan is made when first needed, from the statistics of the
  * moment, and again when a table it reads is analyzed, which the schedule role does whenever one
  * has doubled (analyzeGrownTables). Only statements that find rows by their keys belong here, and
  * these sessions never scan a table whole where an index finds the rows (enable_seqscan=off): a
  * plan kept from when a month's deliveries were none read the partition whole for each claim's
  * and "sent" record's few ids until its first analyze (at 1,000 deliveries, on the statistics
- * keeper's next round). In the digests part of `npm run bench:pipeline` (two alternated pairs,
- * pg_stat_statements), a claim of ~6 deliveries took 2.10 / 2.08 ms, now 1.72 / 1.92, and a
- * "sent" record 0.52 / 0.92 ms, now 0.36 / 0.37: a tenth of PostgreSQL's time in the part.
- * Everything else stays on `pool`, where PostgreSQL chooses each time unless a transaction asks
+ * keeper's next pass). Kept plans made both the claims and the "sent" records cheaper (measured in
+ * commit a6a5146). Everything else stays on `pool`, where PostgreSQL chooses each time unless a transaction asks
  * otherwise (`genericPlans`): a kept plan made while a table was empty read it whole when a match
- * transaction kept one for its deliveries statement (the matching bench at 0.45x; the deliveries
+ * transaction kept one for its deliveries statement (measured in commit 0c36aa8; the deliveries
  * of its first matches are now made from the rows it inserts, found by keys).
  */
 export function hotPoolOf(db: DatabaseHandle): pg.Pool {
@@ -85,8 +83,7 @@ export function clientOf(tx: Transaction): pg.PoolClient {
 /**
  * A statement of the hot path, prepared once per connection under `name` so PostgreSQL keeps its
  * plan: planning these statements over the partitioned history tables cost more than running them
- * (a claim: 1.7 ms to plan, 0.8 ms to run; half of PostgreSQL's CPU per instant e-mail went to
- * planning). The text must be the same on every call. PostgreSQL decides per call whether to keep
+ * (measured in commit 11f8cc7). The text must be the same on every call. PostgreSQL decides per call whether to keep
  * a generic plan or plan afresh, except on hotPoolOf's connections.
  */
 export function named(name: string, text: string, values: unknown[]): pg.QueryConfig {
@@ -128,8 +125,8 @@ export function quoteIdent(identifier: string): string {
  * that callback for as long as the connection lives (in the scope its connection's listeners
  * close over), and the pool's callback holds the request that made the client: for `pool.query`,
  * its promise and so its result. The first result of every pooled connection stayed on the heap
- * for the connection's life (the match stage's 100,000 loaded rules, about 40 MB, in a heap
- * snapshot). Here the client holds a forwarder that lets go of the callback once it is called.
+ * for the connection's life (the match stage's loaded rules; a heap snapshot in commit ef35107
+ * shows it). Here the client holds a forwarder that lets go of the callback once it is called.
  */
 export class PooledClient extends pg.Client {
   override connect(): Promise<pg.Client>;
@@ -181,8 +178,7 @@ export interface TransactionOptions {
    * Unlike those connections, seq scans stay allowed: the kept plans then probe by index the month
    * partitions that hold rows and scan the empty ones (next month's, the default), which is all but
    * free; with enable_seqscan=off they probed those too, for each match a flush reads, and the flush
-   * statement cost PostgreSQL 6–8% more (the digests part of `npm run bench:pipeline`, two
-   * alternated pairs, pg_stat_statements). A plan made while a month was empty is made again when
+   * statement cost PostgreSQL more (measured in commit 5e9e221). A plan made while a month was empty is made again when
    * the statistics keeper analyzes the month (analyzeGrownTables; test/pipeline/kept-plans.test.ts).
    */
   genericPlans?: boolean;

@@ -41,7 +41,8 @@ export interface FlushedDeliveries extends MadeDeliveries {
  * there as createDeliveries does, in the same update; the repeats recorded in the periods it
  * leaves move with it (the e-mail counts them). The caller holds the rules' rows, and the key is
  * fresh. Moving and delivering in one statement writes each match once, not twice: the second
- * write, with every index of the match updated again, was a third of PostgreSQL's time in a flush.
+ * write, with every index of the match updated again, was a large share of PostgreSQL's time in a
+ * flush (measured in commit c6f7c00).
  * Deliveries made claimed (`claims`) are answered with their events, read from the matches the
  * statement took: sending them costs no claim statement, which read the matches again and wrote
  * each delivery's row a second time.
@@ -72,8 +73,8 @@ export async function flushDeliveries(tx: Transaction, ruleIds: readonly string[
        -- The repeats moved (usually none), read once rather than from taken for each claimed delivery.
        SELECT rule_id, audience, created_at FROM taken WHERE status::text = 'repeat'
      ), ${answeredClaims(`(SELECT count(*)::int FROM repeats m WHERE m.rule_id = c.rule_id::uuid AND ${MEMBERS_MATCH})`, '$5::int')}, counted AS (
-       -- A rule's matches are its organization's events: their ids alone tell them apart (a record's
-       -- comparison made this count 5% of the statement, 100 matches).
+       -- A rule's matches are its organization's events: their ids alone tell them apart (comparing
+       -- records made this count a visible part of the statement, measured in commit 1a601d5).
        SELECT json_object_agg(rule_id, events)::text AS counts
          FROM (SELECT rule_id, count(DISTINCT event_id)::int AS events FROM taken WHERE status::text <> 'repeat' GROUP BY rule_id) s
      )

@@ -29,8 +29,8 @@ export interface CreatedDelivery {
  * Deliveries a statement makes claimed for this process's sender as it makes them (`sending`, their
  * first attempt counted), answered as claimDeliveries would answer them, so that sending them costs
  * no claim statement of its own: an instant alert's claim was a second write of its delivery's row
- * (its five indexes again) and a round trip, about a sixth of PostgreSQL's CPU an event at 200
- * single-event requests a second. At most `claimUpTo`, as many as the sender has room for: it sends
+ * (its five indexes again) and a round trip, a large share of PostgreSQL's CPU per event (measured
+ * in commit 5bb244f). At most `claimUpTo`, as many as the sender has room for: it sends
  * them as they come. Each answers its newest `eventLimit` events (claimDeliveries' eventLimit).
  * The caller must hand them to its sender, or give them back (releaseDeliveries): a delivery left
  * claimed is taken for abandoned only after the claim timeout.

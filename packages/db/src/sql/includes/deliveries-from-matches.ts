@@ -34,13 +34,11 @@ export const TAKEN_COLUMNS = 'm.rule_id, m.period_key, m.organization_id, m.even
  * How deliveriesFromTaken meets each delivered match with its rule's subscribed members:
  * - `scan`: the members of the call's rules are read once a rule (the CTE `members`), and the
  *   matches joined to those rows as the planner estimates both (one row each): a nested loop that
- *   scans the call's member rows for each match. The cheapest for a call of few rules (a flush of
- *   5 rules of 20 matches: 30% less of PostgreSQL's time than `probe`), but quadratic in the
- *   call's size.
+ *   scans the call's member rows for each match. The cheapest for a call of few rules, but
+ *   quadratic in the call's size.
  * - `probe`: each match's members are looked up by index (the rule's members, their rows, their
- *   organization's zone): linear. A call of the 09:00 wave, 200 periods of 5 matches, cost
- *   PostgreSQL 43 ms of CPU instead of 58 (medians of 8 alternated calls, 20,000 rules stored); a
- *   call of 5 or 20 periods the same as `scan` or less, of 50 about the same.
+ *   organization's zone): linear, and the cheaper from about PROBE_MEMBERS_FROM pairs a call
+ *   (measured in commit 91376c0).
  * membersJoinFor chooses by the call's number of rules or periods.
  */
 export type MembersJoin = 'scan' | 'probe';
@@ -61,10 +59,9 @@ const MEMBERS_JOINS: Record<MembersJoin, { ctes: string; join: string }> = {
   scan: {
     ctes: `members AS MATERIALIZED (
        -- The subscribed members of the rules taken, read once a rule: joined to every match, a
-       -- member's three rows were read again for each match of its rule (a flush of 10 rules of 20
-       -- matches: 4.9 ms instead of 4.4). Its kept plan, with 100,000 rules stored: the taken
-       -- rules hashed, then one index probe each. Only rules with a delivered match: a disabled
-       -- rule's members would reach no recipient.
+       -- member's three rows were read again for each match of its rule (measured in commit
+       -- be7b56c). Its kept plan hashes the taken rules, then probes the index once each. Only
+       -- rules with a delivered match: a disabled rule's members would reach no recipient.
        SELECT ${MEMBER_COLUMNS}
          FROM ${MEMBER_TABLES}
         WHERE rm.rule_id IN (SELECT rule_id FROM taken WHERE status = 'delivered') AND rm.unsubscribed_at IS NULL
@@ -90,10 +87,10 @@ export const deliveriesFromTaken = (now: string, join: MembersJoin): string => `
        -- quiet_until is its batch's (rule, period, member: the window), on each of its rows: the
        -- held ones are inserted below from these rows, not by joining them back to their batches,
        -- a join of two CTE scans the planner (one row estimated for each) made a nested loop, a
-       -- quarter of the statement's time for 200 periods of 1,000 matches.
+       -- large share of the statement's time (measured in commit ed7d58b).
        -- An event's row is read only for a member with quiet hours (is it critical?): a match has
        -- its event's keys and received_at, and lives and is dropped with it (its month). Looking up
-       -- every match's event cost a flush of 10 rules of 20 matches 5.3 ms instead of 4.7.
+       -- every match's event made every flush dearer (measured in commit 3a761d3).
        SELECT t.rule_id, t.period_key, t.organization_id, t.event_id, t.event_received_at, t.audience,
               mb.member_id, mb.email, mb.zone, mb.zone_since,
               CASE WHEN mb.quiet_start_hour IS NOT NULL AND bool_and(t.audience = '') OVER batch
@@ -130,7 +127,7 @@ export const joinedName = (name: string, join: MembersJoin): string => (join ===
  * deliveries has its own unique index (rule, member, period key), the arbiter of the ON CONFLICT;
  * a key delivered in an earlier month is skipped by looking (`keys: 'any'`), which a key of the
  * moment (`keys: 'fresh'`: an instant rule's first match `i<ms>`, a flush's `f<ms>`) needs not: a
- * kept plan made while the deliveries were few read them whole for it (5 ms a call at 3,000).
+ * kept plan made while the deliveries were few read them whole for it (measured in commit afeffb5).
  * Callers hold the rule's row, so no other transaction adds the same key meanwhile.
  *
  * `claimUpTo`, an SQL integer: that many of the deliveries (the first made) are made claimed for

@@ -25,12 +25,12 @@ export const TAKEN_STATUS = `CASE WHEN r.enabled AND (SELECT true FROM notificat
 /**
  * The CTE `rule_status` (rule_id, status and `columns` of `from`): TAKEN_STATUS of each row of
  * `from` (which names the rule `r`), worked out once a row rather than once a match: set on each
- * match, it cost a probe of the rule's row and one of its members for every match taken (a flush
- * of 5 rules of 20 matches: 600 of its 1,559 buffer reads). MATERIALIZED: inlined, the planner
+ * match, it cost a probe of the rule's row and one of its members for every match taken, a large
+ * share of a flush's buffer reads (measured in commit f5a3b68). MATERIALIZED: inlined, the planner
  * would work it out for each joined match again. The UPDATE of matches is driven from it, one
  * index scan a row, and joins no other CTE: joined to one as well, the planner (ten rows estimated
- * for each) scanned that one whole for each match (200 periods of 20 matches: 400 ms a call
- * instead of 200).
+ * for each) scanned that one whole for each match, which doubled a large call's time (measured in
+ * commit a9df787).
  */
 export const ruleStatus = (from: string, columns = ''): string => `rule_status AS MATERIALIZED (
        SELECT r.id AS rule_id${columns}, ${TAKEN_STATUS} AS status FROM ${from}

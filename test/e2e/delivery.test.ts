@@ -172,8 +172,8 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
     const [toA] = await waitForMails(a!.email, 1);
     const [toB] = await waitForMails(b!.email, 1);
     const [toC] = await waitForMails(c!.email, 1);
-    // The process runs the send role too: the flush's e-mails were sent without a send job.
-    expect(await sendJobs()).toEqual(jobsBefore);
+    // The process runs the send role too: with sendInProcess, the flush's e-mails were sent without a send job.
+    if (fastPathOn('sendInProcess')) expect(await sendJobs()).toEqual(jobsBefore);
     const links = [toA!, toB!, toC!].map((mail) => /^List-Unsubscribe: <([^>]+)>/im.exec(mail.raw.toString('latin1'))![1]!);
     expect(new Set(links).size).toBe(3);
     for (const [index, mail] of [toA!, toB!, toC!].entries()) {

@@ -1,6 +1,6 @@
 /**
  * Credential and breach findings carry the leaked secret in `data`; what reaches the inbox, through
- * the whole pipeline and a real SMTP server, shows none of it (README: what e-mails mask), while
+ * the whole pipeline and a real SMTP server, shows none of it (docs/api-guide.md: secrets in e-mails), while
  * the stored event keeps it.
  */
 import { describe, expect, it } from 'vitest';

@@ -14,7 +14,7 @@ const METRICS_TOKEN = 'test-metrics-token-abuse-4242-abcdef';
 
 type Guard = 'admin' | 'metrics' | 'session' | 'operator-docs' | 'apikey' | 'ingest' | 'public';
 
-/** Who may call a route, by its path (README: Operating it; decisions §2, §5). */
+/** Who may call a route, by its path (docs/operating.md; decisions §2, §5). */
 function guardOf(route: RouteEntry): Guard | undefined {
   const { url } = route;
   if (url.startsWith('/admin/v1/')) return 'admin';
@@ -23,7 +23,7 @@ function guardOf(route: RouteEntry): Guard | undefined {
   if (url === '/admin/openapi.json' || url === '/admin/docs' || url.startsWith('/admin/docs/')) return 'operator-docs';
   if (/^\/v1\/(platform|easm|lookup)\//.test(url)) return 'apikey';
   if (url.startsWith('/v1/ingest/')) return 'ingest';
-  // The unsubscribe page: its signed token in the path is the credential (README: What a rule sent, and leaving it).
+  // The unsubscribe page: its signed token in the path is the credential (docs/api-guide.md: What a rule sent, and leaving it).
   if (url === '/unsubscribe/:token') return 'public';
   if (['/admin', '/admin/login', '/admin/logout', '/admin/assets/console.css', '/openapi.json', '/health/live', '/health/ready'].includes(url) || url.startsWith('/docs')) return 'public';
   return undefined;

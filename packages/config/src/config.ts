@@ -433,7 +433,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     unsubscribe: {
       // Without its own secret, one derived from ADMIN_TOKEN (the same in every process of a
       // deployment); without either, a fixed development secret (links anyone could forge: the
-      // README says to set one).
+      // configuration doc says to set one).
       secret: auth.UNSUBSCRIBE_SECRET
         ?? createHmac('sha256', auth.ADMIN_TOKEN ?? DEVELOPMENT_UNSUBSCRIBE_SECRET).update('notify unsubscribe links').digest('hex'),
       baseUrl: `${(http.PUBLIC_URL ?? `http://localhost:${http.PORT}`).replace(/\/+$/, '')}/unsubscribe`,

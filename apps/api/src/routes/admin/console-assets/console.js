@@ -162,7 +162,7 @@ async function loadMembers() {
       el('td', {}, member.name ?? ''),
       el('td', { className: 'mono' }, member.team_member_uuid),
       el('td', {}, clockText(member)),
-      // A bouncing address: its e-mails are suppressed until cleared (README: bounces).
+      // A bouncing address: its e-mails are suppressed until cleared (docs/api-guide.md: bounces).
       el('td', member.bouncing ? { title: member.bouncing.reply ?? '' } : {},
         member.bouncing ? `Bouncing since ${new Date(member.bouncing.since).toLocaleString()}` : 'OK'),
       el('td', { className: 'actions' },

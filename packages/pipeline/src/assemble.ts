@@ -41,8 +41,6 @@ export interface Pipeline {
   match?: MatchStage;
   schedule?: ScheduleStage;
   send?: SendStage;
-  /** Where deliveries made outside a stage (a test send) go. */
-  toSend: ToSend;
   /** The fast paths' in-process work, for metrics: how much each holds now. */
   inProcess: { match?: MatchInProcess; deliver?: DeliverInProcess; send?: SendInProcess };
   /** Takes no more work in process and waits for what the hand-offs took. */
@@ -104,7 +102,6 @@ export function assemblePipeline(options: AssembleOptions): Pipeline {
     match,
     schedule,
     send,
-    toSend,
     inProcess,
     async close() {
       await Promise.allSettled([inProcess.match?.close(), inProcess.deliver?.close(), inProcess.send?.close()]);

@@ -1,3 +1,5 @@
+import type { FastPathName } from '@notify/config';
+
 /**
  * The fast paths: where a process that runs two neighbouring stages hands work from one to the next
  * itself instead of through the queue between them. Each is a named option, on by default, and
@@ -43,9 +45,9 @@ export interface FastPaths {
   claimWhenMade: boolean;
 }
 
-export type FastPathName = keyof FastPaths;
-
-export const FAST_PATH_NAMES: readonly FastPathName[] = ['matchInProcess', 'matchInStore', 'deliverInProcess', 'sendInProcess', 'claimWhenMade'];
+/** The names are config's (FAST_PATH_NAMES, which FAST_PATHS is parsed against): this fails to compile when the two differ. */
+type SameNames = [FastPathName] extends [keyof FastPaths] ? ([keyof FastPaths] extends [FastPathName] ? true : never) : never;
+export const FAST_PATHS_MATCH_CONFIG: SameNames = true;
 
 export const ALL_FAST_PATHS: Readonly<FastPaths> = { matchInProcess: true, matchInStore: true, deliverInProcess: true, sendInProcess: true, claimWhenMade: true };
 

@@ -3,7 +3,7 @@
 // (a fast path, fast-paths.ts) or through the queue. reconcile rebuilds from PostgreSQL what Redis
 // lost, and retention drops old history by the month. Words: packages/core/GLOSSARY.md.
 export type { PipelineMetrics, PipelineResources } from './resources';
-export { ALL_FAST_PATHS, FAST_PATH_NAMES, NO_FAST_PATHS, type FastPathName, type FastPaths } from './fast-paths';
+export { ALL_FAST_PATHS, NO_FAST_PATHS, type FastPaths } from './fast-paths';
 export { assemblePipeline, type AssembleOptions, type Pipeline, type StageRole } from './assemble';
 export { Batcher, LINGER_PROBE_MS } from './batcher';
 export { Slots } from './slots';

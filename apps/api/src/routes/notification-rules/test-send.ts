@@ -32,7 +32,7 @@ const TestSendAnswer = Type.Object({
 /** POST /v1/platform/notification-rules/{rule_id}/test: one e-mail now to each member asked for. */
 export const ruleTestSendRoutes: FastifyPluginAsyncTypebox<{ deps: AppDeps }> = async (app, { deps }) => {
   const keys = redisKeys(deps.config.queuePrefix);
-  const testSends = { db: deps.db, now: deps.now, toSend: deps.pipeline.toSend };
+  const testSends = { db: deps.db, now: deps.now, toSend: deps.pipeline.deliver.toSend };
 
   /** Counts a test send of the rule in its one-minute window; throws the 429 beyond the limit. */
   async function spendTestSend(ruleId: string): Promise<void> {

@@ -19,6 +19,14 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
     expect(response.statusCode, response.body).toBe(202);
   }
 
+  it('runs with the fast paths this run of the suite names, and only those', () => {
+    const { fastPaths, inProcess } = t.p.process.runtime.pipeline;
+    for (const name of Object.keys(fastPaths) as Array<keyof typeof fastPaths>) expect(fastPaths[name], name).toBe(fastPathOn(name));
+    expect(inProcess.send !== undefined).toBe(fastPathOn('sendInProcess'));
+    expect(inProcess.deliver !== undefined).toBe(fastPathOn('deliverInProcess'));
+    expect(inProcess.match?.inStore !== undefined).toBe(fastPathOn('matchInStore'));
+  });
+
   it('sends an instant rule its first match at once, naming organization, count and kind', async () => {
     const org = await t.p.createOrg({ name: 'Acme Corp' });
     const member = org.members[0]!;
@@ -172,8 +180,10 @@ describe('delivery pipeline end to end: POST /v1/ingest/events to a real SMTP se
     const [toA] = await waitForMails(a!.email, 1);
     const [toB] = await waitForMails(b!.email, 1);
     const [toC] = await waitForMails(c!.email, 1);
-    // The process runs the send role too: with sendInProcess, the flush's e-mails were sent without a send job.
+    // The process runs the send role too: with sendInProcess, the flush's e-mails were sent without
+    // a send job; without it (the suite's queued run), by send jobs.
     if (fastPathOn('sendInProcess')) expect(await sendJobs()).toEqual(jobsBefore);
+    else await expect.poll(async () => (await sendJobs()).completed ?? 0).toBeGreaterThan(jobsBefore.completed ?? 0);
     const links = [toA!, toB!, toC!].map((mail) => /^List-Unsubscribe: <([^>]+)>/im.exec(mail.raw.toString('latin1'))![1]!);
     expect(new Set(links).size).toBe(3);
     for (const [index, mail] of [toA!, toB!, toC!].entries()) {
